@@ -1,0 +1,175 @@
+"""The game-independent shape every game implements: a decider, views and domain errors.
+
+A game is a *decider* (Jérémie Chassaing's pattern):
+
+- ``initial_state()`` is the state before any event;
+- ``decide(state, command) -> list[Event]`` validates a command and returns the events it causes,
+  or raises :class:`DomainError`;
+- ``evolve(state, event) -> state`` applies one event; a game's state is the fold of its events.
+
+Both functions are pure: no clock, no I/O, and no randomness but the seed a command carries.
+
+Every game uses the same lifecycle commands and lifecycle event types, so that storage and HTTP
+never need to know which game they serve:
+
+- :class:`CreateGame` -> ``game_created`` (the first event: rules, seats, seed commitment);
+- :class:`TakeSeat` -> ``seat_taken``, and when the last seat is taken ``game_started`` followed by
+  whatever the game deals;
+- :class:`MakeMove` -> the game's own move events; the last one of a game is ``game_ended``, which
+  reveals the seed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple, Protocol, TypeVar
+
+# Lifecycle event types shared by every game (the store lists games by them).
+GAME_CREATED = "game_created"
+SEAT_TAKEN = "seat_taken"
+GAME_STARTED = "game_started"
+GAME_ENDED = "game_ended"
+
+
+class Event(NamedTuple):
+    """One immutable fact. ``data`` is plain JSON-serialisable data."""
+
+    type: str
+    data: Mapping[str, Any]
+    schema_version: int = 1
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": self.type, "schema_version": self.schema_version, "data": self.data}
+
+
+# --- commands ---------------------------------------------------------------------------------
+
+
+class CreateGame(NamedTuple):
+    """Create a game with ``options`` (the game's rules) and the SHA-256 commitment of its seed."""
+
+    options: Mapping[str, Any]
+    seed_commitment: str
+
+
+class TakeSeat(NamedTuple):
+    """Take the next free seat. ``seed``, the game's secret, deals if this seat starts the game."""
+
+    name: str
+    seed: bytes
+
+
+class MakeMove(NamedTuple):
+    """A seat's move. ``move`` is the game's own move object; ``seed`` lets the decider deal."""
+
+    seat: int
+    move: Any
+    seed: bytes
+
+
+Command = CreateGame | TakeSeat | MakeMove
+
+
+# --- viewers ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Viewer:
+    """Who is looking: a seat (``seat`` set) or a spectator (``seat`` is None)."""
+
+    seat: int | None = None
+
+    @property
+    def is_spectator(self) -> bool:
+        return self.seat is None
+
+
+SPECTATOR = Viewer()
+
+
+# --- errors -----------------------------------------------------------------------------------
+
+
+@dataclass
+class DomainError(Exception):
+    """A command the rules refuse. ``code`` is stable and machine-readable.
+
+    ``kind`` says why, so that an adapter can map it (to HTTP, say) without knowing every code:
+    ``conflict``  the command does not fit the game's state (not started, over, already picked);
+    ``rule``      the command breaks a rule of the game (card not in hand, bad rules);
+    ``forbidden`` the command names a seat that cannot act here.
+    """
+
+    code: str
+    message: str
+    kind: str = "rule"
+    details: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        super().__init__(self.message)
+
+    def __str__(self) -> str:
+        return f"{self.code}: {self.message}"
+
+
+def conflict(code: str, message: str, **details: Any) -> DomainError:
+    return DomainError(code, message, "conflict", details)
+
+
+def rule_broken(code: str, message: str, **details: Any) -> DomainError:
+    return DomainError(code, message, "rule", details)
+
+
+def forbidden(code: str, message: str, **details: Any) -> DomainError:
+    return DomainError(code, message, "forbidden", details)
+
+
+def commitment(seed: bytes) -> str:
+    """The published commitment to a secret seed: its SHA-256, hex-encoded (S18)."""
+    return hashlib.sha256(seed).hexdigest()
+
+
+# --- the shape a game implements --------------------------------------------------------------
+
+S = TypeVar("S")
+
+
+class Game(Protocol[S]):
+    """What a game module provides. Storage and HTTP use only this."""
+
+    name: str
+
+    def initial_state(self) -> S: ...
+
+    def decide(self, state: S, command: Command) -> list[Event]: ...
+
+    def evolve(self, state: S, event: Event) -> S: ...
+
+    def execute(self, state: S, command: Command) -> tuple[list[Event], S]:
+        """``decide`` and the state its events lead to (which deciding computes anyway)."""
+        ...
+
+    def view(self, state: S, viewer: Viewer) -> dict[str, Any]:
+        """What ``viewer`` may see of ``state`` (everything, once the game is over)."""
+        ...
+
+    def visible_event(self, state: S, event: Event, viewer: Viewer) -> Event:
+        """``event`` as ``viewer`` may read it, hidden parts removed, in the current ``state``."""
+        ...
+
+    def score_sheet(self, state: S) -> dict[str, Any]: ...
+
+    def is_over(self, state: S) -> bool: ...
+
+    def seat_count(self, state: S) -> int: ...
+
+
+def fold(game: Game[S], events: Sequence[Event], state: S | None = None) -> S:
+    """The state after ``events`` (from ``state``, or from the beginning)."""
+    evolve = game.evolve
+    current = game.initial_state() if state is None else state
+    for event in events:
+        current = evolve(current, event)
+    return current

@@ -1,0 +1,8 @@
+"""The games this service hosts, by the name clients use. Adding a game = one package + one line."""
+
+from __future__ import annotations
+
+from .decider import Game
+from .sushigo import SUSHI_GO
+
+GAMES: dict[str, Game] = {SUSHI_GO.name: SUSHI_GO}

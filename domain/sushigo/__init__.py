@@ -1,0 +1,52 @@
+"""Sushi Go! (Gamewright and Zoch editions, with the pass-direction and 2-player dummy variants).
+
+The rulings implemented are S1–S18 of ``shared/rules/sushi-go.md``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..decider import Command, Event, Viewer
+from .game import GAME, decide, evolve, execute
+from .rules import Rules, parse_rules
+from .state import Pick, State
+from .views import score_sheet, view, visible_event
+
+__all__ = ["SUSHI_GO", "Pick", "Rules", "State", "SushiGo", "parse_rules"]
+
+
+class SushiGo:
+    """The Sushi Go! decider, as the game-independent ``domain.decider.Game`` shape."""
+
+    name = GAME
+
+    def initial_state(self) -> State:
+        return State()
+
+    def decide(self, state: State, command: Command) -> list[Event]:
+        return decide(state, command)
+
+    def execute(self, state: State, command: Command) -> tuple[list[Event], State]:
+        return execute(state, command)
+
+    def evolve(self, state: State, event: Event) -> State:
+        return evolve(state, event)
+
+    def view(self, state: State, viewer: Viewer) -> dict[str, Any]:
+        return view(state, viewer)
+
+    def visible_event(self, state: State, event: Event, viewer: Viewer) -> Event:
+        return visible_event(state, event, viewer)
+
+    def score_sheet(self, state: State) -> dict[str, Any]:
+        return score_sheet(state)
+
+    def is_over(self, state: State) -> bool:
+        return state.over
+
+    def seat_count(self, state: State) -> int:
+        return state.rules.players if state.rules else 0
+
+
+SUSHI_GO = SushiGo()

@@ -1,0 +1,440 @@
+"""The Sushi Go! decider: ``decide`` validates a command into events, ``evolve`` applies one.
+
+Event types (schema version 1), in the order a game records them:
+
+- ``game_created``  {game, rules, seed_commitment, shuffle}
+- ``seat_taken``    {seat, name}
+- ``game_started``  {seats: [names]}
+- ``round_dealt``   {round, hands: [[card…] per seat], dummy_pile: [card…] (dummy variant only)}
+- ``card_picked``   {seat, round, turn, cards, chopsticks, dummy_card?, use_wasabi?, auto}
+- ``turn_revealed`` {round, turn, picks: [{seat, cards, chopsticks, dummy_card?, use_wasabi?}]}
+- ``round_scored``  {round, scores: [per scored seat: points per category with counts, total]}
+- ``game_ended``    {puddings: [{count, points}], totals, winners, seed}
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..decider import (
+    GAME_CREATED,
+    GAME_ENDED,
+    GAME_STARTED,
+    SEAT_TAKEN,
+    Command,
+    CreateGame,
+    Event,
+    MakeMove,
+    TakeSeat,
+    commitment,
+    conflict,
+    forbidden,
+    rule_broken,
+)
+from .cards import CHOPSTICKS, KINDS, NIGIRI_POINTS, PUDDING, WASABI
+from .rules import ROUNDS, Rules, parse_rules
+from .scoring import pudding_points, round_breakdowns, winners
+from .shuffle import ALGORITHM, shuffled
+from .state import Pick, State, Tableau
+
+GAME = "sushi-go"
+ROUND_DEALT = "round_dealt"
+CARD_PICKED = "card_picked"
+TURN_REVEALED = "turn_revealed"
+ROUND_SCORED = "round_scored"
+
+
+# --- decide -----------------------------------------------------------------------------------
+
+
+def decide(state: State, command: Command) -> list[Event]:
+    return execute(state, command)[0]
+
+
+def execute(state: State, command: Command) -> tuple[list[Event], State]:
+    """``decide``, also returning the state after the events (computed on the way anyway)."""
+    log = _Log(state)
+    if isinstance(command, CreateGame):
+        _create(log, command)
+    elif isinstance(command, TakeSeat):
+        _take_seat(log, command)
+    elif isinstance(command, MakeMove):
+        _pick(log, command)
+    else:
+        raise TypeError(f"not a Sushi Go! command: {command!r}")
+    return log.events, log.state
+
+
+class _Log:
+    """The events decided so far and the state they lead to."""
+
+    def __init__(self, state: State) -> None:
+        self.state = state
+        self.events: list[Event] = []
+
+    def record(self, event: Event) -> None:
+        self.events.append(event)
+        self.state = evolve(self.state, event)
+
+
+def _create(log: _Log, command: CreateGame) -> None:
+    if log.state.rules is not None:
+        raise conflict("game_exists", "this game has already been created")
+    rules = parse_rules(command.options)
+    data = {
+        "game": GAME,
+        "rules": rules.to_json(),
+        "seed_commitment": command.seed_commitment,
+        "shuffle": ALGORITHM,
+    }
+    log.record(Event(GAME_CREATED, data))
+
+
+def _take_seat(log: _Log, command: TakeSeat) -> None:
+    state = log.state
+    if state.rules is None:
+        raise conflict("game_not_created", "this game has not been created")
+    if state.started or state.over:
+        raise conflict("game_full", "every seat of this game is taken")
+    seat = len(state.names)
+    if seat + 1 == state.rules.players:
+        _check_seed(state, command.seed)
+    log.record(Event(SEAT_TAKEN, {"seat": seat, "name": command.name}))
+    if seat + 1 == state.rules.players:
+        log.record(Event(GAME_STARTED, {"seats": list(log.state.names)}))
+        log.record(_deal(log.state, command.seed))
+
+
+def _pick(log: _Log, command: MakeMove) -> None:
+    state = log.state
+    if not state.started:
+        raise conflict("game_not_started", "the game starts when every seat is taken")
+    if state.over:
+        raise conflict("game_over", "the game is over")
+    seat = command.seat
+    if not 0 <= seat < len(state.hands):
+        raise forbidden("not_a_seat", f"seat {seat} does not play in this game")
+    if state.picks[seat] is not None:
+        raise conflict(
+            "already_picked",
+            f"seat {seat} has already picked this turn; a pick is final (S4)",
+            round=state.round,
+            turn=state.turn,
+        )
+    log.record(_picked(state, seat, _validate(state, seat, command.move)))
+    _consequences(log, command.seed)
+
+
+def _validate(state: State, seat: int, move: Any) -> Pick:
+    if not isinstance(move, Pick):
+        raise TypeError(f"a Sushi Go! move is a Pick, not {move!r}")
+    rules: Rules = state.rules  # type: ignore[assignment]
+    cards = move.cards
+    taken = cards if move.dummy_card is None else (*cards, move.dummy_card)
+    for kind in taken:
+        if kind not in KINDS:
+            raise rule_broken("unknown_card", f"{kind!r} is not a card; use one of {list(KINDS)}")
+    if not 1 <= len(cards) <= 2:
+        raise rule_broken(
+            "wrong_number_of_cards", "pick one card, or two in order when using chopsticks (S6)"
+        )
+    if len(cards) == 2 and state.tableaux[seat].chopsticks == 0:
+        raise rule_broken(
+            "chopsticks_not_available",
+            "two cards need a chopsticks card placed in an earlier turn (S6)",
+        )
+    controls_dummy = seat == state.controller
+    if controls_dummy and move.dummy_card is None:
+        raise rule_broken(
+            "dummy_card_missing", "you control the dummy this turn: name its card too (S17)"
+        )
+    if not controls_dummy and move.dummy_card is not None:
+        raise rule_broken("dummy_card_not_allowed", "you do not control the dummy this turn (S17)")
+    hand = state.hands[seat]
+    missing = sorted({k for k in taken if taken.count(k) > hand.count(k)})
+    if missing:
+        raise rule_broken(
+            "card_not_in_hand",
+            f"your hand does not hold {', '.join(missing)} (as many times as picked)",
+            hand=sorted(hand),
+        )
+    if move.use_wasabi is not None:
+        if not rules.wasabi_optional:
+            raise rule_broken(
+                "wasabi_choice_not_allowed",
+                "in the gamewright edition a nigiri always goes onto a free wasabi (S8)",
+            )
+        if len(move.use_wasabi) != len(cards):
+            raise rule_broken(
+                "wrong_number_of_wasabi_choices",
+                "use_wasabi needs one true/false per picked card, in the same order (S9)",
+            )
+    return Pick(cards, move.dummy_card, move.use_wasabi, auto=False)
+
+
+def _picked(state: State, seat: int, pick: Pick) -> Event:
+    return Event(
+        CARD_PICKED, {"seat": seat, "round": state.round, "turn": state.turn, **pick.to_json()}
+    )
+
+
+def _consequences(log: _Log, seed: bytes) -> None:
+    """Everything a completed turn causes, until a seat must decide or the game ends:
+    reveal and pass (S4), round scoring (S10–S12), the next deal (S3), automatic last picks (S5),
+    pudding scoring and the end (S13–S16)."""
+    while None not in log.state.picks:
+        log.record(_reveal(log.state))
+        state = log.state
+        if any(state.hands) or state.dummy_pile:
+            for seat in _automatic_seats(state):
+                log.record(_picked(log.state, seat, Pick((state.hands[seat][0],), auto=True)))
+            continue
+        log.record(_score_round(state))
+        if log.state.round < ROUNDS:
+            log.record(_deal(log.state, seed))
+        else:
+            _check_seed(log.state, seed)
+            log.record(_end(log.state, seed))
+            return
+
+
+def _automatic_seats(state: State) -> list[int]:
+    """S5: seats whose hand holds exactly one card and who have no other decision to make."""
+    rules: Rules = state.rules  # type: ignore[assignment]
+    seats = []
+    for seat, hand in enumerate(state.hands):
+        if len(hand) != 1 or seat == state.controller:
+            continue
+        if rules.wasabi_optional and hand[0] in NIGIRI_POINTS and state.tableaux[seat].free_wasabi:
+            continue  # S9: whether to use the wasabi is a decision
+        seats.append(seat)
+    return seats
+
+
+def _reveal(state: State) -> Event:
+    picks = []
+    for seat, pick in enumerate(state.picks):
+        assert pick is not None
+        data = pick.to_json()
+        del data["auto"]
+        picks.append({"seat": seat, **data})
+    return Event(TURN_REVEALED, {"round": state.round, "turn": state.turn, "picks": picks})
+
+
+def _deal(state: State, seed: bytes) -> Event:
+    """S2/S3: deal each seat a hand from the top of the remaining draw pile (then the dummy)."""
+    rules: Rules = state.rules  # type: ignore[assignment]
+    deck = shuffled(seed)
+    size = rules.hand_size
+    start = state.dealt
+    hands = [list(deck[start + i * size : start + (i + 1) * size]) for i in range(rules.players)]
+    data: dict[str, Any] = {"round": state.round + 1, "hands": hands}
+    if rules.dummy:
+        at = start + rules.players * size
+        data["dummy_pile"] = list(deck[at : at + size])
+    return Event(ROUND_DEALT, data)
+
+
+def _score_round(state: State) -> Event:
+    rules: Rules = state.rules  # type: ignore[assignment]
+    scores = round_breakdowns(state.tableaux, rules.split_ties)
+    return Event(ROUND_SCORED, {"round": state.round, "scores": scores})
+
+
+def _end(state: State, seed: bytes) -> Event:
+    rules: Rules = state.rules  # type: ignore[assignment]
+    penalty = rules.scored_seats > 2  # S14: no pudding penalty in a 2-player game without dummy
+    points = pudding_points(state.puddings, rules.split_ties, penalty)
+    totals = [t + p for t, p in zip(state.totals, points, strict=True)]
+    return Event(
+        GAME_ENDED,
+        {
+            "puddings": [
+                {"count": c, "points": p} for c, p in zip(state.puddings, points, strict=True)
+            ],
+            "totals": totals,
+            "winners": winners(totals, state.puddings, rules.players),
+            "seed": seed.hex(),
+        },
+    )
+
+
+def _check_seed(state: State, seed: bytes) -> None:
+    if commitment(seed) != state.seed_commitment:
+        raise ValueError("the seed given does not match the game's commitment (S18)")
+
+
+# --- evolve -----------------------------------------------------------------------------------
+
+
+def evolve(state: State, event: Event) -> State:
+    apply = _APPLY.get(event.type)
+    if apply is None:
+        raise ValueError(f"unknown Sushi Go! event type {event.type!r}")
+    return apply(state, event.data, state.version + 1)
+
+
+def _on_created(state: State, data: Any, version: int) -> State:
+    return state._replace(
+        version=version,
+        rules=parse_rules(data["rules"]),
+        seed_commitment=data["seed_commitment"],
+    )
+
+
+def _on_seat_taken(state: State, data: Any, version: int) -> State:
+    return state._replace(version=version, names=(*state.names, data["name"]))
+
+
+def _on_started(state: State, data: Any, version: int) -> State:
+    seats = state.rules.scored_seats  # type: ignore[union-attr]
+    return state._replace(
+        version=version,
+        started=True,
+        tableaux=(Tableau(),) * seats,
+        puddings=(0,) * seats,
+        totals=(0,) * seats,
+    )
+
+
+def _on_dealt(state: State, data: Any, version: int) -> State:
+    hands = tuple(tuple(hand) for hand in data["hands"])
+    pile = tuple(data.get("dummy_pile", ()))
+    dealt = state.dealt + sum(map(len, hands)) + len(pile)
+    return _begin_turn(state, version, data["round"], 1, hands, pile, dealt=dealt)
+
+
+def _on_picked(state: State, data: Any, version: int) -> State:
+    seat = data["seat"]
+    pick = Pick.from_json(data)
+    hand = list(state.hands[seat])
+    for kind in pick.cards:
+        hand.remove(kind)
+    if pick.dummy_card is not None:
+        hand.remove(pick.dummy_card)
+    return state._replace(
+        version=version,
+        hands=(*state.hands[:seat], tuple(hand), *state.hands[seat + 1 :]),
+        picks=(*state.picks[:seat], pick, *state.picks[seat + 1 :]),
+    )
+
+
+def _on_revealed(state: State, data: Any, version: int) -> State:
+    """S4: place every pick at once; S7: used chopsticks go back into the hand passed on."""
+    rules: Rules = state.rules  # type: ignore[assignment]
+    tableaux = list(state.tableaux)
+    hands = list(state.hands)
+    for seat, pick in enumerate(state.picks):
+        assert pick is not None
+        tableaux[seat] = _place(tableaux[seat], pick.cards, pick.use_wasabi)
+        if pick.chopsticks:
+            tableaux[seat] = _take_back_chopsticks(tableaux[seat])
+            hands[seat] = (*hands[seat], CHOPSTICKS)
+        if pick.dummy_card is not None:
+            dummy = state.dummy_seat
+            assert dummy is not None
+            tableaux[dummy] = _place(tableaux[dummy], (pick.dummy_card,), None)
+    if rules.passes_left(state.round):
+        passed = (hands[-1], *hands[:-1])  # seat i passes to seat i + 1
+    else:
+        passed = (*hands[1:], hands[0])
+    return _begin_turn(
+        state,
+        version,
+        state.round,
+        state.turn + 1,
+        passed,
+        state.dummy_pile,
+        tableaux=tuple(tableaux),
+        turns_played=state.turns_played + 1,
+    )
+
+
+def _begin_turn(
+    state: State,
+    version: int,
+    round_no: int,
+    turn: int,
+    hands: tuple[tuple[str, ...], ...],
+    pile: tuple[str, ...],
+    **changes: Any,
+) -> State:
+    """A new turn; S17: the dummy's controller first draws the top card of the dummy pile."""
+    if pile and state.rules is not None and state.rules.dummy:
+        controller = changes.get("turns_played", state.turns_played) % 2
+        hands = tuple((*h, pile[0]) if i == controller else h for i, h in enumerate(hands))
+        pile = pile[1:]
+    return state._replace(
+        version=version,
+        round=round_no,
+        turn=turn,
+        hands=hands,
+        dummy_pile=pile,
+        picks=(None,) * len(hands),
+        **changes,
+    )
+
+
+def _place(
+    tableau: Tableau, cards: tuple[str, ...], use_wasabi: tuple[bool, ...] | None
+) -> Tableau:
+    """S8/S9: cards go down in the order given; a nigiri goes onto a free wasabi unless declined."""
+    placed, dipped = tableau.cards, tableau.dipped
+    for i, kind in enumerate(cards):
+        placed = (*placed, kind)
+        if (
+            kind in NIGIRI_POINTS
+            and (use_wasabi is None or use_wasabi[i])
+            and placed.count(WASABI) > len(dipped)
+        ):
+            dipped = (*dipped, kind)
+    return Tableau(placed, dipped)
+
+
+def _take_back_chopsticks(tableau: Tableau) -> Tableau:
+    cards = list(tableau.cards)
+    cards.remove(CHOPSTICKS)
+    return Tableau(tuple(cards), tableau.dipped)
+
+
+def _on_scored(state: State, data: Any, version: int) -> State:
+    """S3: all played cards but puddings are discarded; puddings stay with their owner."""
+    scores = data["scores"]
+    discard = list(state.discard)
+    puddings = list(state.puddings)
+    for seat, tableau in enumerate(state.tableaux):
+        kept = tableau.cards.count(PUDDING)
+        puddings[seat] += kept
+        discard.extend(k for k in tableau.cards if k != PUDDING)
+    return state._replace(
+        version=version,
+        tableaux=(Tableau(),) * len(state.tableaux),
+        puddings=tuple(puddings),
+        discard=tuple(discard),
+        round_scores=(*state.round_scores, tuple(scores)),
+        totals=tuple(t + s["total"] for t, s in zip(state.totals, scores, strict=True)),
+    )
+
+
+def _on_ended(state: State, data: Any, version: int) -> State:
+    return state._replace(
+        version=version,
+        over=True,
+        pudding_scores=tuple(data["puddings"]),
+        totals=tuple(data["totals"]),
+        winners=tuple(data["winners"]),
+        seed=data["seed"],
+        picks=(),
+    )
+
+
+_APPLY = {
+    GAME_CREATED: _on_created,
+    SEAT_TAKEN: _on_seat_taken,
+    GAME_STARTED: _on_started,
+    ROUND_DEALT: _on_dealt,
+    CARD_PICKED: _on_picked,
+    TURN_REVEALED: _on_revealed,
+    ROUND_SCORED: _on_scored,
+    GAME_ENDED: _on_ended,
+}

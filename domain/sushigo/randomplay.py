@@ -1,0 +1,64 @@
+"""Random legal play, for property tests, benchmarks and the simplest bot.
+
+``random_pick`` chooses uniformly among a few legal shapes of pick; it never breaks a rule, so
+driving a game with it always reaches the end (S3/S13).
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from ..decider import CreateGame, Event, MakeMove, TakeSeat, commitment
+from .cards import NIGIRI_POINTS
+from .game import execute
+from .state import Pick, State
+
+
+def random_pick(state: State, seat: int, rng: random.Random) -> Pick:
+    """A legal pick for ``seat``: sometimes with chopsticks (S6), always naming the dummy's card
+    when ``seat`` controls it (S17), sometimes declining wasabi in zoch (S9)."""
+    hand = state.hands[seat]
+    controls = seat == state.controller
+    n = 1
+    if state.tableaux[seat].chopsticks and len(hand) >= 2 + controls and rng.random() < 0.5:
+        n = 2
+    if n + controls == 1:
+        chosen = [hand[rng.randrange(len(hand))]]
+    else:
+        chosen = rng.sample(hand, n + controls)
+    cards = tuple(chosen[:n])
+    wasabi = None
+    rules = state.rules
+    if rules is not None and rules.wasabi_optional and any(k in NIGIRI_POINTS for k in cards):
+        wasabi = tuple(rng.random() < 0.7 for _ in cards)
+    return Pick(cards, chosen[n] if controls else None, wasabi)
+
+
+def play_random_game(
+    options: dict[str, Any], rng: random.Random
+) -> tuple[list[Event], State, list[State]]:
+    """A complete game of random legal play: its events, final state and every state on the way
+    (one per command). Seats are named ``p0``, ``p1``, …"""
+    seed = rng.randbytes(32)
+    state = State()
+    events: list[Event] = []
+    states: list[State] = []
+
+    def run(command: Any) -> None:
+        nonlocal state
+        new_events, state = execute(state, command)
+        events.extend(new_events)
+        states.append(state)
+
+    run(CreateGame(options, commitment(seed)))
+    players = options["players"]
+    for seat in range(players):
+        run(TakeSeat(f"p{seat}", seed))
+    while not state.over:
+        for seat in range(players):
+            if state.picks[seat] is None:
+                run(MakeMove(seat, random_pick(state, seat, rng), seed))
+                if state.over:
+                    break
+    return events, state, states

@@ -1,0 +1,115 @@
+"""Scoring (S10–S16): pure functions from what lies on the table to points, with their reasons.
+
+Every function returns the counts that produced the points, so that a score sheet — and anyone
+disputing it — can see why a seat scored what it did.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from .cards import (
+    DUMPLING,
+    MAKI_ICONS,
+    NIGIRI_POINTS,
+    PUDDING,
+    SASHIMI,
+    TEMPURA,
+    WASABI,
+)
+from .state import Tableau
+
+DUMPLING_POINTS = (0, 1, 3, 6, 10, 15)  # S10: 1, 2, 3, 4, 5-or-more dumplings
+CATEGORIES = ("maki", "tempura", "sashimi", "dumpling", "nigiri", "pudding")
+
+
+def dumpling_points(count: int) -> int:
+    return DUMPLING_POINTS[min(count, 5)]
+
+
+def _share(points: int, tied: int, split: bool) -> int:
+    """S11/S14 split ``points`` among ``tied`` seats dropping the remainder; S12/S15 don't split."""
+    return points // tied if split else points
+
+
+def maki_points(icons: Sequence[int], split: bool) -> list[int]:
+    """S11 (split=True, gamewright) and S12 (split=False, zoch)."""
+    points = [0] * len(icons)
+    ranked = sorted({n for n in icons if n > 0}, reverse=True)  # only seats with an icon take part
+    if not ranked:
+        return points
+    first = [i for i, n in enumerate(icons) if n == ranked[0]]
+    for i in first:
+        points[i] = _share(6, len(first), split)
+    if (split and len(first) > 1) or len(ranked) < 2:
+        return points  # S11: a tie for most means no second place
+    second = [i for i, n in enumerate(icons) if n == ranked[1]]
+    for i in second:
+        points[i] = _share(3, len(second), split)
+    return points
+
+
+def pudding_points(counts: Sequence[int], split: bool, penalty: bool) -> list[int]:
+    """S14 (split=True) and S15 (split=False); ``penalty`` is False in a 2-player game without
+    the dummy, where nobody loses points for puddings."""
+    points = [0] * len(counts)
+    most, fewest = max(counts), min(counts)
+    if most == fewest:
+        return points  # everybody has the same number: nobody scores puddings
+    top = [i for i, n in enumerate(counts) if n == most]
+    for i in top:
+        points[i] += _share(6, len(top), split)
+    if penalty:
+        bottom = [i for i, n in enumerate(counts) if n == fewest]
+        for i in bottom:
+            points[i] -= _share(6, len(bottom), split)  # each loses 6 // k: not floor of -6 / k
+    return points
+
+
+def nigiri_breakdown(tableau: Tableau) -> dict[str, Any]:
+    """S8/S10: nigiri points, tripled on a wasabi."""
+    plain: dict[str, int] = dict.fromkeys(NIGIRI_POINTS, 0)
+    dipped: dict[str, int] = dict.fromkeys(NIGIRI_POINTS, 0)
+    dipped_at = set(tableau.dipped)
+    for index, kind in enumerate(tableau.cards):
+        if kind in NIGIRI_POINTS:
+            (dipped if index in dipped_at else plain)[kind] += 1
+    points = sum(NIGIRI_POINTS[k] * (plain[k] + 3 * dipped[k]) for k in NIGIRI_POINTS)
+    return {"plain": plain, "on_wasabi": dipped, "points": points}
+
+
+def round_breakdowns(tableaux: Sequence[Tableau], split: bool) -> list[dict[str, Any]]:
+    """Each scored seat's round score per category (S10–S12), with the counts behind it."""
+    icons = [sum(MAKI_ICONS.get(k, 0) for k in t.cards) for t in tableaux]
+    maki = maki_points(icons, split)
+    sheets = []
+    for seat, tableau in enumerate(tableaux):
+        cards = tableau.cards
+        tempura, sashimi, dumpling = (
+            cards.count(TEMPURA),
+            cards.count(SASHIMI),
+            cards.count(DUMPLING),
+        )
+        sheet = {
+            "maki": {"icons": icons[seat], "points": maki[seat]},
+            "tempura": {"count": tempura, "points": 5 * (tempura // 2)},
+            "sashimi": {"count": sashimi, "points": 10 * (sashimi // 3)},
+            "dumpling": {"count": dumpling, "points": dumpling_points(dumpling)},
+            "nigiri": nigiri_breakdown(tableau),
+            "wasabi": {"count": cards.count(WASABI), "unused": tableau.free_wasabi, "points": 0},
+            "pudding": {"count": cards.count(PUDDING), "points": 0},  # scored at the end (S13)
+        }
+        sheet["total"] = sum(part["points"] for part in sheet.values())
+        sheets.append(sheet)
+    return sheets
+
+
+def winners(totals: Sequence[int], puddings: Sequence[int], players: int) -> list[int]:
+    """S16: highest total; ties go to the most puddings; still tied, the win is shared.
+    Only the first ``players`` seats can win (the dummy cannot, S17)."""
+    seats = range(players)
+    best = max(totals[i] for i in seats)
+    tied = [i for i in seats if totals[i] == best]
+    most = max(puddings[i] for i in tied)
+    return [i for i in tied if puddings[i] == most]

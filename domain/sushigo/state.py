@@ -1,0 +1,104 @@
+"""The state of a Sushi Go! game: the fold of its events.
+
+Immutable named tuples: ``evolve`` returns a new state (``_replace`` is cheap, so that folding a
+whole game costs well under a millisecond)."""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+from .cards import CHOPSTICKS, WASABI
+from .rules import Rules
+
+
+class Tableau(NamedTuple):
+    """The cards a seat has placed this round, in order. ``dipped`` lists the nigiri that went
+    onto a wasabi (S8/S9); those wasabi and nigiri are in ``cards`` too."""
+
+    cards: tuple[str, ...] = ()
+    dipped: tuple[str, ...] = ()
+
+    @property
+    def free_wasabi(self) -> int:
+        return self.cards.count(WASABI) - len(self.dipped)
+
+    @property
+    def chopsticks(self) -> int:
+        return self.cards.count(CHOPSTICKS)
+
+
+class Pick(NamedTuple):
+    """A seat's pick (S4): one card, or two in order with chopsticks (S6); the controller of the
+    dummy also names the dummy's card (S17); in zoch, ``use_wasabi`` may decline wasabi (S9)."""
+
+    cards: tuple[str, ...]
+    dummy_card: str | None = None
+    use_wasabi: tuple[bool, ...] | None = None
+    auto: bool = False
+
+    @property
+    def chopsticks(self) -> bool:
+        return len(self.cards) == 2
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"cards": list(self.cards), "chopsticks": self.chopsticks}
+        if self.dummy_card is not None:
+            data["dummy_card"] = self.dummy_card
+        if self.use_wasabi is not None:
+            data["use_wasabi"] = list(self.use_wasabi)
+        data["auto"] = self.auto
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Pick:
+        wasabi = data.get("use_wasabi")
+        return cls(
+            tuple(data["cards"]),
+            data.get("dummy_card"),
+            None if wasabi is None else tuple(wasabi),
+            data.get("auto", False),
+        )
+
+
+class State(NamedTuple):
+    version: int = 0  # events folded so far
+    rules: Rules | None = None
+    seed_commitment: str = ""
+    names: tuple[str, ...] = ()  # seats taken, in seat order
+    started: bool = False
+    over: bool = False
+    round: int = 0  # 1..3
+    turn: int = 0  # 1.. within the round
+    turns_played: int = 0  # across the game: who controls the dummy (S17)
+    hands: tuple[tuple[str, ...], ...] = ()  # per player seat
+    dummy_pile: tuple[str, ...] = ()  # S17: face down, drawn from the top
+    picks: tuple[Pick | None, ...] = ()  # this turn's recorded, unrevealed picks
+    tableaux: tuple[Tableau, ...] = ()  # per scored seat (players, then the dummy)
+    puddings: tuple[int, ...] = ()  # per scored seat, kept across rounds (S3)
+    discard: tuple[str, ...] = ()  # cards discarded after scoring a round (S3)
+    dealt: int = 0  # cards dealt from the shuffled deck so far (S3: never reshuffled)
+    round_scores: tuple[tuple[dict[str, Any], ...], ...] = ()  # per round, per scored seat
+    pudding_scores: tuple[dict[str, Any], ...] = ()
+    totals: tuple[int, ...] = ()
+    winners: tuple[int, ...] = ()
+    seed: str | None = None  # revealed by the last event (S18)
+
+    @property
+    def status(self) -> str:
+        if self.rules is None:
+            return "new"
+        if self.over:
+            return "over"
+        return "playing" if self.started else "waiting"
+
+    @property
+    def dummy_seat(self) -> int | None:
+        """The dummy's index among scored seats, if it plays."""
+        return self.rules.players if self.rules is not None and self.rules.dummy else None
+
+    @property
+    def controller(self) -> int | None:
+        """The seat controlling the dummy this turn: seat 0 first, alternating every turn (S17)."""
+        if self.dummy_seat is None or not self.started or self.over:
+            return None
+        return self.turns_played % 2

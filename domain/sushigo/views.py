@@ -1,0 +1,154 @@
+"""What a viewer may see: of the state (``view``), of each event (``visible_event``), and the
+score sheet. Before the end a seat sees its own hand and its own unrevealed pick, never another
+seat's hand, another unrevealed pick, the draw pile, the dummy's pile or the seed (S4, S18).
+After the end, everything is public."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..decider import GAME_ENDED, Event, Viewer
+from .cards import display_names
+from .game import CARD_PICKED, ROUND_DEALT
+from .scoring import CATEGORIES
+from .state import State
+
+
+def view(state: State, viewer: Viewer) -> dict[str, Any]:
+    rules = state.rules
+    everything = state.over
+    result: dict[str, Any] = {
+        "game": "sushi-go",
+        "status": state.status,
+        "version": state.version,
+        "rules": rules.to_json() if rules else None,
+        "card_names": display_names(rules.edition) if rules else {},
+        "seed_commitment": state.seed_commitment,
+        "round": state.round,
+        "turn": state.turn,
+        "seats": [_seat(state, seat, viewer, everything) for seat in range(_players(state))],
+    }
+    if state.dummy_seat is not None:
+        result["dummy"] = {
+            "controller": state.controller,
+            "pile_size": len(state.dummy_pile),
+            "tableau": _tableau(state, state.dummy_seat),
+            "puddings": _puddings(state, state.dummy_seat),
+            "score": _total(state, state.dummy_seat),
+        }
+    if viewer.seat is not None and 0 <= viewer.seat < len(state.hands):
+        pick = state.picks[viewer.seat] if state.picks else None
+        result["you"] = {
+            "seat": viewer.seat,
+            "hand": list(state.hands[viewer.seat]),
+            "pick": pick.to_json() if pick else None,
+            "controls_dummy": viewer.seat == state.controller,
+            "chopsticks_available": bool(state.tableaux and state.tableaux[viewer.seat].chopsticks),
+        }
+    if state.over:
+        result["winners"] = list(state.winners)
+        result["totals"] = list(state.totals)
+        result["seed"] = state.seed
+    return result
+
+
+def _players(state: State) -> int:
+    return state.rules.players if state.rules else 0
+
+
+def _seat(state: State, seat: int, viewer: Viewer, everything: bool) -> dict[str, Any]:
+    taken = seat < len(state.names)
+    data: dict[str, Any] = {
+        "seat": seat,
+        "name": state.names[seat] if taken else None,
+        "taken": taken,
+        "hand_size": len(state.hands[seat]) if state.hands else 0,
+        "picked": bool(state.picks) and state.picks[seat] is not None,
+        "tableau": _tableau(state, seat),
+        "puddings": _puddings(state, seat),
+        "score": _total(state, seat),
+    }
+    if everything and state.hands:
+        data["hand"] = list(state.hands[seat])
+    return data
+
+
+def _tableau(state: State, seat: int) -> dict[str, Any]:
+    if not state.tableaux:
+        return {"cards": [], "on_wasabi": []}
+    tableau = state.tableaux[seat]
+    return {"cards": list(tableau.cards), "on_wasabi": list(tableau.dipped)}
+
+
+def _puddings(state: State, seat: int) -> int:
+    return state.puddings[seat] if state.puddings else 0
+
+
+def _total(state: State, seat: int) -> int:
+    return state.totals[seat] if state.totals else 0
+
+
+# --- events -----------------------------------------------------------------------------------
+
+
+def visible_event(state: State, event: Event, viewer: Viewer) -> Event:
+    """The matching rule for the event log: which parts of ``event`` ``viewer`` may read, given
+    the game's current ``state``. Hidden values are replaced by null and listed in ``redacted``."""
+    if state.over or event.type == GAME_ENDED:
+        return event
+    data = event.data
+    if event.type == ROUND_DEALT:
+        hands = [hand if seat == viewer.seat else None for seat, hand in enumerate(data["hands"])]
+        hidden = [f"hands[{seat}]" for seat, hand in enumerate(hands) if hand is None]
+        redacted: dict[str, Any] = {
+            **data,
+            "hands": hands,
+            "hand_sizes": [len(hand) for hand in data["hands"]],
+        }
+        if "dummy_pile" in data:
+            redacted["dummy_pile"] = None
+            hidden.append("dummy_pile")
+        return Event(event.type, {**redacted, "redacted": hidden}, event.schema_version)
+    if event.type == CARD_PICKED and data["seat"] != viewer.seat:
+        revealed = (data["round"], data["turn"]) < (state.round, state.turn)
+        if not revealed:
+            kept = {k: data[k] for k in ("seat", "round", "turn")}
+            hidden = [k for k in data if k not in kept]
+            return Event(event.type, {**kept, "redacted": hidden}, event.schema_version)
+    return event
+
+
+# --- the score sheet --------------------------------------------------------------------------
+
+
+def score_sheet(state: State) -> dict[str, Any]:
+    """For every scored round and seat: points per category with the counts behind them."""
+    names = [*state.names]
+    if state.dummy_seat is not None:
+        names.append("dummy")
+    rounds = [
+        {
+            "round": number,
+            "seats": [
+                {"seat": seat, "name": names[seat], **scores}
+                for seat, scores in enumerate(round_scores)
+            ],
+        }
+        for number, round_scores in enumerate(state.round_scores, start=1)
+    ]
+    sheet: dict[str, Any] = {
+        "categories": list(CATEGORIES),
+        "rounds": rounds,
+        "puddings": None,
+        "totals": [
+            {"seat": seat, "name": name, "total": total}
+            for seat, (name, total) in enumerate(zip(names, state.totals, strict=False))
+        ],
+        "winners": list(state.winners) if state.over else None,
+    }
+    if state.over:
+        sheet["puddings"] = [
+            {"seat": seat, "name": names[seat], **score}
+            for seat, score in enumerate(state.pudding_scores)
+        ]
+    return sheet
