@@ -69,12 +69,8 @@ def pudding_points(counts: Sequence[int], split: bool, penalty: bool) -> list[in
 
 def nigiri_breakdown(tableau: Tableau) -> dict[str, Any]:
     """S8/S10: nigiri points, tripled on a wasabi."""
-    plain: dict[str, int] = dict.fromkeys(NIGIRI_POINTS, 0)
-    dipped: dict[str, int] = dict.fromkeys(NIGIRI_POINTS, 0)
-    dipped_at = set(tableau.dipped)
-    for index, kind in enumerate(tableau.cards):
-        if kind in NIGIRI_POINTS:
-            (dipped if index in dipped_at else plain)[kind] += 1
+    dipped = {kind: tableau.dipped.count(kind) for kind in NIGIRI_POINTS}
+    plain = {kind: tableau.cards.count(kind) - dipped[kind] for kind in NIGIRI_POINTS}
     points = sum(NIGIRI_POINTS[k] * (plain[k] + 3 * dipped[k]) for k in NIGIRI_POINTS)
     return {"plain": plain, "on_wasabi": dipped, "points": points}
 
