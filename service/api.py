@@ -1,0 +1,218 @@
+"""The REST API's routes. Shapes are in openapi.yaml; every body goes through a schema."""
+
+from __future__ import annotations
+
+from typing import Any
+from uuid import UUID
+
+from flask import Blueprint, Response, current_app, json, request, send_file, url_for
+
+from domain.decider import Viewer
+from service import auth
+from service.play import GameService, Loaded, adapter_for
+from service.problems import Problem
+from service.schemas import (
+    CreateGameRequest,
+    EventPage,
+    EventsQuery,
+    GameList,
+    Health,
+    JoinRequest,
+    ListGamesQuery,
+    SeatGranted,
+)
+from service.store import GameCursor, GameNotFound
+
+api = Blueprint("api", __name__)
+
+
+def games() -> GameService:
+    return current_app.extensions["cardroom"]
+
+
+def json_response(body: Any, status: int = 200, **headers: str) -> Response:
+    response = Response(json.dumps(body), status, mimetype="application/json")
+    response.headers.update(headers)
+    return response
+
+
+def json_body() -> Any:
+    """The request's JSON body: 415 unless it says it is JSON, 400 unless it parses."""
+    if not request.is_json:
+        raise Problem(
+            415,
+            "unsupported_media_type",
+            "send the body as JSON with 'Content-Type: application/json'",
+        )
+    body = request.get_json(silent=True)
+    if body is None:
+        raise Problem(400, "malformed_json", "the body is not valid JSON")
+    return body
+
+
+def game_id_of(value: str) -> UUID:
+    """Game ids are UUIDs; anything else names no game (404)."""
+    try:
+        return UUID(value)
+    except ValueError:
+        raise _no_game(value) from None
+
+
+def _no_game(game_id: object) -> Problem:
+    return Problem(404, "game_not_found", f"there is no game {game_id}; list games at /games")
+
+
+def load(game_id: UUID) -> Loaded:
+    try:
+        return games().load(game_id)
+    except GameNotFound:
+        raise _no_game(game_id) from None
+
+
+def view_body(loaded: Loaded, seat: int | None) -> dict[str, Any]:
+    adapter = loaded.adapter
+    view = adapter.game.view(loaded.state, Viewer(seat))
+    return adapter.view().dump({"id": loaded.id, **view})
+
+
+def game_url(game_id: UUID) -> str:
+    return url_for("api.get_game", game_id=str(game_id))
+
+
+# --- games ----------------------------------------------------------------------------------------
+
+
+@api.post("/games")
+def create_game() -> Response:
+    body = CreateGameRequest().load(json_body())
+    adapter = adapter_for(body["game"])
+    options = {**adapter.rules().load(body["rules"]), "players": body["players"]}
+    loaded = games().create(body["game"], options)
+    return json_response(view_body(loaded, None), 201, Location=game_url(loaded.id))
+
+
+@api.get("/games")
+def list_games() -> Response:
+    query = ListGamesQuery().load(request.args.to_dict())
+    after = None
+    if "after" in query:
+        try:
+            after = GameCursor.decode(query["after"])
+        except ValueError:
+            raise Problem(
+                400, "invalid_cursor", "'after' must be the 'next' value of a previous page"
+            ) from None
+    limit = query["limit"]
+    rows = games().store.list_games(
+        status=query.get("status"), game=query.get("game"), limit=limit + 1, after=after
+    )
+    page = rows[:limit]
+    body = {
+        "games": [
+            {
+                "id": r.id,
+                "game": r.game,
+                "status": r.status,
+                "version": r.version or 0,
+                "created_at": r.created_at,
+                "url": game_url(r.id),
+            }
+            for r in page
+        ],
+        "next": page[-1].cursor.encode() if len(rows) > limit else None,
+    }
+    return json_response(GameList().dump(body))
+
+
+@api.get("/games/<game_id>")
+def get_game(game_id: str) -> Response:
+    gid = game_id_of(game_id)
+    loaded = load(gid)
+    seat = auth.optional_seat(games().store, gid)
+    return json_response(view_body(loaded, seat))
+
+
+@api.post("/games/<game_id>/players")
+def join_game(game_id: str) -> Response:
+    gid = game_id_of(game_id)
+    body = JoinRequest().load(json_body())
+    load(gid)
+    token = auth.new_token()
+    seat, loaded = games().join(gid, body["name"], auth.token_hash(token))
+    granted = {
+        "game_id": gid,
+        "seat": seat,
+        "name": body["name"],
+        "token": token,
+        "token_type": "Bearer",
+        "started": loaded.adapter.game.seat_count(loaded.state) == seat + 1,
+    }
+    return json_response(SeatGranted().dump(granted), 201, Location=game_url(gid))
+
+
+@api.post("/games/<game_id>/moves")
+def make_move(game_id: str) -> Response:
+    gid = game_id_of(game_id)
+    loaded = load(gid)
+    seat = auth.require_seat(games().store, gid)
+    body = loaded.adapter.move().load(json_body())
+    if body["seat"] is not None and body["seat"] != seat:
+        raise Problem(
+            403,
+            "not_your_seat",
+            f"your token acts for seat {seat}, not seat {body['seat']}",
+        )
+    moved = games().move(gid, seat, body["move"])
+    return json_response(view_body(moved, seat))
+
+
+@api.get("/games/<game_id>/events")
+def list_events(game_id: str) -> Response:
+    gid = game_id_of(game_id)
+    query = EventsQuery().load(request.args.to_dict())
+    loaded = load(gid)
+    seat = auth.optional_seat(games().store, gid)
+    records = games().store.load_records(gid, query["after"], query["limit"])
+    game, viewer = loaded.adapter.game, Viewer(seat)
+    events = [
+        {
+            "version": r.version,
+            "type": r.type,
+            "schema_version": r.schema_version,
+            "data": game.visible_event(loaded.state, r.event, viewer).data,
+            "recorded_at": r.recorded_at,
+        }
+        for r in records
+        if r.version <= loaded.version  # judged against the state the redaction rule saw
+    ]
+    more = bool(events) and events[-1]["version"] < loaded.version
+    body = {
+        "game_id": gid,
+        "version": loaded.version,
+        "events": events,
+        "next_after": events[-1]["version"] if more else None,
+    }
+    return json_response(EventPage().dump(body))
+
+
+@api.get("/games/<game_id>/scores")
+def scores(game_id: str) -> Response:
+    gid = game_id_of(game_id)
+    loaded = load(gid)
+    sheet = loaded.adapter.game.score_sheet(loaded.state)
+    body = {"game_id": gid, "version": loaded.version, **sheet}
+    return json_response(loaded.adapter.score_sheet().dump(body))
+
+
+# --- operations -----------------------------------------------------------------------------------
+
+
+@api.get("/healthz")
+def healthz() -> Response:
+    games().store.ping()  # raises StoreUnavailable: 503 problem+json with Retry-After
+    return json_response(Health().dump({"status": "ok", "database": "ok"}))
+
+
+@api.get("/openapi.yaml")
+def openapi() -> Response:
+    return send_file(current_app.config["OPENAPI_PATH"], mimetype="application/yaml")

@@ -1,0 +1,80 @@
+"""Bearer tokens: 32 random bytes, shown once, stored only as a SHA-256 hash.
+
+A token acts only for its own seat in its own game. Comparison is in constant time
+(``hmac.compare_digest``) against the hashes of the game's seats.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+from uuid import UUID
+
+from flask import request
+
+from service.problems import Problem
+from service.store import EventStore
+
+TOKEN_BYTES = 32
+
+
+def new_token() -> str:
+    return secrets.token_urlsafe(TOKEN_BYTES)
+
+
+def token_hash(token: str) -> bytes:
+    return hashlib.sha256(token.encode()).digest()
+
+
+def bearer_token() -> str | None:
+    """The request's bearer token, None without an Authorization header."""
+    header = request.headers.get("Authorization")
+    if header is None:
+        return None
+    scheme, _, token = header.partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        raise Problem(
+            401,
+            "invalid_token",
+            "the Authorization header must be 'Bearer <token>', with the token you got on joining",
+            headers={"WWW-Authenticate": 'Bearer error="invalid_request"'},
+        )
+    return token.strip()
+
+
+def seat_of(store: EventStore, game_id: UUID, token: str) -> int:
+    """The seat ``token`` acts for in ``game_id``; 401 if unknown, 403 if another game's."""
+    digest = token_hash(token)
+    seat = None
+    for candidate, stored in store.seat_tokens(game_id):
+        if hmac.compare_digest(stored, digest):
+            seat = candidate
+    if seat is not None:
+        return seat
+    if store.token_game(digest) is not None:
+        raise Problem(403, "not_your_game", "this token belongs to a seat in another game")
+    raise Problem(
+        401,
+        "invalid_token",
+        "unknown bearer token: use the token returned when you took your seat",
+        headers={"WWW-Authenticate": 'Bearer error="invalid_token"'},
+    )
+
+
+def require_seat(store: EventStore, game_id: UUID) -> int:
+    token = bearer_token()
+    if token is None:
+        raise Problem(
+            401,
+            "missing_token",
+            "moves need 'Authorization: Bearer <token>' with the token you got on joining",
+            headers={"WWW-Authenticate": "Bearer"},
+        )
+    return seat_of(store, game_id, token)
+
+
+def optional_seat(store: EventStore, game_id: UUID) -> int | None:
+    """A seat's view with a valid token, a spectator's without any (a bad token is an error)."""
+    token = bearer_token()
+    return None if token is None else seat_of(store, game_id, token)

@@ -1,0 +1,147 @@
+"""Every error the API gives is RFC 9457 ``application/problem+json`` with a stable ``code``.
+
+``Problem`` is raised anywhere in a request; the handlers registered by :func:`register` turn it,
+and every other error (werkzeug's HTTP errors, marshmallow validation errors, domain errors, an
+unreachable database), into such a response. Nothing escapes as an HTML page or a bare 500.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from http import HTTPStatus
+from typing import Any
+
+from flask import Flask, Response, json, request
+from marshmallow import Schema, ValidationError, fields
+from werkzeug.exceptions import HTTPException
+
+from domain.decider import DomainError
+from service.store import StoreUnavailable
+
+log = logging.getLogger(__name__)
+
+PROBLEM_JSON = "application/problem+json"
+PROBLEM_TYPE = "urn:cardroom:problem:"  # + code; the codes are listed in docs/errors.md
+
+# How a domain error's kind maps to HTTP (see domain.decider.DomainError).
+DOMAIN_STATUS = {"conflict": 409, "rule": 422, "forbidden": 403}
+
+# Codes for werkzeug's own errors (routing, body size, methods, content type).
+HTTP_CODES = {
+    400: "malformed_request",
+    404: "not_found",
+    405: "method_not_allowed",
+    406: "not_acceptable",
+    413: "body_too_large",
+    415: "unsupported_media_type",
+    429: "too_many_requests",
+}
+
+RETRY_AFTER_SECONDS = 2  # when the database is unreachable
+
+
+class Problem(Exception):
+    """An error response: HTTP ``status``, a stable machine-readable ``code`` and a ``detail``
+    that tells a client developer what to do about it."""
+
+    def __init__(
+        self,
+        status: int,
+        code: str,
+        detail: str,
+        *,
+        headers: Mapping[str, str] | None = None,
+        **extra: Any,
+    ) -> None:
+        super().__init__(detail)
+        self.status = status
+        self.code = code
+        self.detail = detail
+        self.headers = dict(headers or {})
+        self.extra = extra
+
+
+class ProblemSchema(Schema):
+    type = fields.String(required=True)
+    title = fields.String(required=True)
+    status = fields.Integer(required=True)
+    detail = fields.String(required=True)
+    instance = fields.String(required=True)
+    code = fields.String(required=True)
+    errors = fields.Dict(keys=fields.String(), values=fields.Raw())
+    details = fields.Dict(keys=fields.String(), values=fields.Raw())
+
+
+_problem_schema = ProblemSchema()
+
+
+def problem_response(problem: Problem) -> Response:
+    body = {
+        "type": PROBLEM_TYPE + problem.code,
+        "title": HTTPStatus(problem.status).phrase,
+        "status": problem.status,
+        "detail": problem.detail,
+        "instance": request.path,
+        "code": problem.code,
+        **problem.extra,
+    }
+    response = Response(json.dumps(_problem_schema.dump(body)), problem.status)
+    response.content_type = PROBLEM_JSON
+    response.headers.update(problem.headers)
+    return response
+
+
+def _from_http(error: HTTPException) -> Response:
+    status = error.code or 500
+    code = HTTP_CODES.get(status, "http_error")
+    detail = error.description or HTTPStatus(status).phrase
+    headers = {"Allow": ", ".join(error.valid_methods)} if status == 405 else {}  # type: ignore[attr-defined]
+    return problem_response(Problem(status, code, detail, headers=headers))
+
+
+def _from_validation(error: ValidationError) -> Response:
+    messages = error.messages if isinstance(error.messages, dict) else {"_schema": error.messages}
+    fields_named = ", ".join(sorted(messages))
+    return problem_response(
+        Problem(
+            400,
+            "invalid_request",
+            f"invalid or unknown fields: {fields_named}; see errors",
+            errors=messages,
+        )
+    )
+
+
+def _from_domain(error: DomainError) -> Response:
+    status = DOMAIN_STATUS.get(error.kind, 422)
+    extra = {"details": dict(error.details)} if error.details else {}
+    return problem_response(Problem(status, error.code, error.message, **extra))
+
+
+def _from_store(error: StoreUnavailable) -> Response:
+    log.warning("database unavailable: %s", error)
+    return problem_response(
+        Problem(
+            503,
+            "database_unavailable",
+            "the database cannot be reached right now; retry after a moment",
+            headers={"Retry-After": str(RETRY_AFTER_SECONDS)},
+        )
+    )
+
+
+def _unexpected(error: Exception) -> Response:
+    log.exception("unexpected error on %s %s", request.method, request.path)
+    return problem_response(
+        Problem(500, "internal_error", "something went wrong on our side; it has been logged")
+    )
+
+
+def register(app: Flask) -> None:
+    app.register_error_handler(Problem, problem_response)
+    app.register_error_handler(HTTPException, _from_http)
+    app.register_error_handler(ValidationError, _from_validation)
+    app.register_error_handler(DomainError, _from_domain)
+    app.register_error_handler(StoreUnavailable, _from_store)
+    app.register_error_handler(Exception, _unexpected)

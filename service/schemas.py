@@ -1,0 +1,98 @@
+"""Marshmallow schemas for the bodies every game shares. Unknown fields are refused (RAISE).
+
+Responses are dumped through schemas too: a field that is not declared here is never sent, so a
+view cannot leak what its schema does not name.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from marshmallow import RAISE, Schema, fields, validate
+
+NAME = validate.Length(min=1, max=40)
+
+
+class Strict(Schema):
+    class Meta:
+        unknown = RAISE
+
+
+class StrictBoolean(fields.Boolean):
+    """JSON true or false only: not "true", 1 or "yes"."""
+
+    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> bool:
+        if not isinstance(value, bool):
+            raise self.make_error("invalid", input=value)
+        return value
+
+
+# --- requests -----------------------------------------------------------------------------------
+
+
+class CreateGameRequest(Strict):
+    game = fields.String(required=True, metadata={"description": "which game, e.g. sushi-go"})
+    players = fields.Integer(strict=True, required=True, validate=validate.Range(min=1, max=12))
+    rules = fields.Dict(keys=fields.String(), load_default=dict)
+
+
+class JoinRequest(Strict):
+    name = fields.String(required=True, validate=NAME)
+
+
+class ListGamesQuery(Strict):
+    status = fields.String(validate=validate.OneOf(["waiting", "playing", "over"]))
+    game = fields.String(validate=validate.Length(max=40))
+    limit = fields.Integer(load_default=20, validate=validate.Range(min=1, max=100))
+    after = fields.String(validate=validate.Length(max=200))
+
+
+class EventsQuery(Strict):
+    after = fields.Integer(load_default=0, validate=validate.Range(min=0, max=2**31 - 1))
+    limit = fields.Integer(load_default=100, validate=validate.Range(min=1, max=500))
+
+
+# --- responses ----------------------------------------------------------------------------------
+
+
+class GameSummary(Schema):
+    id = fields.UUID(required=True)
+    game = fields.String(required=True)
+    status = fields.String(required=True)
+    version = fields.Integer(required=True)
+    created_at = fields.AwareDateTime(required=True)
+    url = fields.String(required=True)
+
+
+class GameList(Schema):
+    games = fields.List(fields.Nested(GameSummary), required=True)
+    next = fields.String(allow_none=True, required=True)
+
+
+class SeatGranted(Schema):
+    game_id = fields.UUID(required=True)
+    seat = fields.Integer(required=True)
+    name = fields.String(required=True)
+    token = fields.String(required=True)
+    token_type = fields.String(required=True)
+    started = fields.Boolean(required=True)
+
+
+class EventRecord(Schema):
+    version = fields.Integer(required=True)
+    type = fields.String(required=True)
+    schema_version = fields.Integer(required=True)
+    data = fields.Dict(keys=fields.String(), required=True)
+    recorded_at = fields.AwareDateTime(required=True)
+
+
+class EventPage(Schema):
+    game_id = fields.UUID(required=True)
+    version = fields.Integer(required=True)
+    events = fields.List(fields.Nested(EventRecord), required=True)
+    next_after = fields.Integer(allow_none=True, required=True)
+
+
+class Health(Schema):
+    status = fields.String(required=True)
+    database = fields.String(required=True)
