@@ -97,8 +97,6 @@ def _take_seat(log: _Log, command: TakeSeat) -> None:
     if state.started or state.over:
         raise conflict("game_full", "every seat of this game is taken")
     seat = len(state.names)
-    if seat + 1 == state.rules.players:
-        _check_seed(state, command.seed)
     log.record(Event(SEAT_TAKEN, {"seat": seat, "name": command.name}))
     if seat + 1 == state.rules.players:
         log.record(Event(GAME_STARTED, {"seats": list(log.state.names)}))
@@ -193,7 +191,6 @@ def _consequences(log: _Log, seed: bytes) -> None:
         if log.state.round < ROUNDS:
             log.record(_deal(log.state, seed))
         else:
-            _check_seed(log.state, seed)
             log.record(_end(log.state, seed))
             return
 
@@ -223,6 +220,7 @@ def _reveal(state: State) -> Event:
 
 def _deal(state: State, seed: bytes) -> Event:
     """S2/S3: deal each seat a hand from the top of the remaining draw pile (then the dummy)."""
+    _check_seed(state, seed)
     rules: Rules = state.rules  # type: ignore[assignment]
     deck = shuffled(seed)
     size = rules.hand_size
@@ -242,6 +240,7 @@ def _score_round(state: State) -> Event:
 
 
 def _end(state: State, seed: bytes) -> Event:
+    _check_seed(state, seed)
     rules: Rules = state.rules  # type: ignore[assignment]
     penalty = rules.scored_seats > 2  # S14: no pudding penalty in a 2-player game without dummy
     points = pudding_points(state.puddings, rules.split_ties, penalty)

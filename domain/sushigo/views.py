@@ -62,7 +62,7 @@ def _seat(state: State, seat: int, viewer: Viewer, everything: bool) -> dict[str
         "seat": seat,
         "name": state.names[seat] if taken else None,
         "taken": taken,
-        "hand_size": len(state.hands[seat]) if state.hands else 0,
+        "hand_size": _hand_size(state, seat),
         "picked": bool(state.picks) and state.picks[seat] is not None,
         "tableau": _tableau(state, seat),
         "puddings": _puddings(state, seat),
@@ -71,6 +71,16 @@ def _seat(state: State, seat: int, viewer: Viewer, everything: bool) -> dict[str
     if everything and state.hands:
         data["hand"] = list(state.hands[seat])
     return data
+
+
+def _hand_size(state: State, seat: int) -> int:
+    """The size of the hand at the start of the turn: an unrevealed pick must not show how many
+    cards it took (a chopsticks pick is secret until the reveal, S4/S6)."""
+    if not state.hands:
+        return 0
+    pick = state.picks[seat] if state.picks else None
+    taken = 0 if pick is None else len(pick.cards) + (pick.dummy_card is not None)
+    return len(state.hands[seat]) + taken
 
 
 def _tableau(state: State, seat: int) -> dict[str, Any]:
