@@ -31,9 +31,11 @@ DECK_COMPOSITION: tuple[tuple[str, int], ...] = (
 CANONICAL_DECK: tuple[str, ...] = tuple(k for k, n in DECK_COMPOSITION for _ in range(n))
 DECK_COUNTS: Counter[str] = Counter(CANONICAL_DECK)
 KINDS: tuple[str, ...] = tuple(k for k, _ in DECK_COMPOSITION)
+CARD_KINDS: frozenset[str] = frozenset(KINDS)  # for fast membership tests
 
 MAKI_ICONS = {MAKI_1: 1, MAKI_2: 2, MAKI_3: 3}
 NIGIRI_POINTS = {EGG: 1, SALMON: 2, SQUID: 3}
+NIGIRI_KINDS: frozenset[str] = frozenset(NIGIRI_POINTS)
 
 # The Zoch edition prints other names for two cards; they are the same cards with the same scores.
 ZOCH_NAMES = {DUMPLING: "mussels", SQUID: "tuna_nigiri"}

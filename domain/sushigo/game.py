@@ -31,7 +31,7 @@ from ..decider import (
     forbidden,
     rule_broken,
 )
-from .cards import CHOPSTICKS, KINDS, NIGIRI_POINTS, PUDDING, WASABI
+from .cards import CARD_KINDS, CHOPSTICKS, KINDS, NIGIRI_KINDS, PUDDING, WASABI
 from .rules import ROUNDS, Rules, parse_rules
 from .scoring import pudding_points, round_breakdowns, winners
 from .shuffle import ALGORITHM, shuffled
@@ -72,9 +72,10 @@ class _Log:
         self.state = state
         self.events: list[Event] = []
 
-    def record(self, event: Event) -> None:
+    def record(self, event: Event, after: State | None = None) -> None:
+        """Add ``event``; ``after`` is the state it leads to, when the caller already built it."""
         self.events.append(event)
-        self.state = evolve(self.state, event)
+        self.state = evolve(self.state, event) if after is None else after
 
 
 def _create(log: _Log, command: CreateGame) -> None:
@@ -119,61 +120,65 @@ def _pick(log: _Log, command: MakeMove) -> None:
             round=state.round,
             turn=state.turn,
         )
-    log.record(_picked(state, seat, _validate(state, seat, command.move)))
-    _consequences(log, command.seed)
+    pick = _validate(state, seat, command.move)
+    log.record(_picked(state, seat, pick), _with_pick(state, seat, pick, state.version + 1))
+    if None not in log.state.picks:
+        _consequences(log, command.seed)
 
 
 def _validate(state: State, seat: int, move: Any) -> Pick:
+    """The pick as recorded, or the rule it breaks."""
     if not isinstance(move, Pick):
         raise TypeError(f"a Sushi Go! move is a Pick, not {move!r}")
-    rules: Rules = state.rules  # type: ignore[assignment]
-    cards = move.cards
-    taken = cards if move.dummy_card is None else (*cards, move.dummy_card)
-    for kind in taken:
-        if kind not in KINDS:
-            raise rule_broken("unknown_card", f"{kind!r} is not a card; use one of {list(KINDS)}")
+    cards, dummy_card, wasabi = tuple(move.cards), move.dummy_card, move.use_wasabi
+    taken = cards if dummy_card is None else (*cards, dummy_card)
+    if not CARD_KINDS.issuperset(taken):
+        unknown = next(k for k in taken if k not in CARD_KINDS)
+        raise rule_broken("unknown_card", f"{unknown!r} is not a card; use one of {list(KINDS)}")
     if not 1 <= len(cards) <= 2:
         raise rule_broken(
             "wrong_number_of_cards", "pick one card, or two in order when using chopsticks (S6)"
         )
-    if len(cards) == 2 and state.tableaux[seat].chopsticks == 0:
+    if len(cards) == 2 and CHOPSTICKS not in state.tableaux[seat].cards:
         raise rule_broken(
             "chopsticks_not_available",
             "two cards need a chopsticks card placed in an earlier turn (S6)",
         )
     controls_dummy = seat == state.controller
-    if controls_dummy and move.dummy_card is None:
+    if controls_dummy and dummy_card is None:
         raise rule_broken(
             "dummy_card_missing", "you control the dummy this turn: name its card too (S17)"
         )
-    if not controls_dummy and move.dummy_card is not None:
+    if not controls_dummy and dummy_card is not None:
         raise rule_broken("dummy_card_not_allowed", "you do not control the dummy this turn (S17)")
     hand = state.hands[seat]
-    missing = sorted({k for k in taken if taken.count(k) > hand.count(k)})
-    if missing:
-        raise rule_broken(
-            "card_not_in_hand",
-            f"your hand does not hold {', '.join(missing)} (as many times as picked)",
-            hand=sorted(hand),
-        )
-    if move.use_wasabi is not None:
-        if not rules.wasabi_optional:
+    if len(taken) > 1 or taken[0] not in hand:
+        missing = sorted({k for k in taken if taken.count(k) > hand.count(k)})
+        if missing:
+            raise rule_broken(
+                "card_not_in_hand",
+                f"your hand does not hold {', '.join(missing)} (as many times as picked)",
+                hand=sorted(hand),
+            )
+    if wasabi is not None:
+        if not state.rules.wasabi_optional:  # type: ignore[union-attr]
             raise rule_broken(
                 "wasabi_choice_not_allowed",
                 "in the gamewright edition a nigiri always goes onto a free wasabi (S8)",
             )
-        if len(move.use_wasabi) != len(cards):
+        if len(wasabi) != len(cards):
             raise rule_broken(
                 "wrong_number_of_wasabi_choices",
                 "use_wasabi needs one true/false per picked card, in the same order (S9)",
             )
-    return Pick(cards, move.dummy_card, move.use_wasabi, auto=False)
+        wasabi = tuple(wasabi)
+    return Pick(cards, dummy_card, wasabi)
 
 
 def _picked(state: State, seat: int, pick: Pick) -> Event:
-    return Event(
-        CARD_PICKED, {"seat": seat, "round": state.round, "turn": state.turn, **pick.to_json()}
-    )
+    data = pick.to_json(seat=seat)
+    data["round"], data["turn"] = state.round, state.turn
+    return Event(CARD_PICKED, data)
 
 
 def _consequences(log: _Log, seed: bytes) -> None:
@@ -198,11 +203,12 @@ def _consequences(log: _Log, seed: bytes) -> None:
 def _automatic_seats(state: State) -> list[int]:
     """S5: seats whose hand holds exactly one card and who have no other decision to make."""
     rules: Rules = state.rules  # type: ignore[assignment]
+    controller = state.controller  # who has drawn the dummy's card: a decision to make
     seats = []
     for seat, hand in enumerate(state.hands):
-        if len(hand) != 1 or seat == state.controller:
+        if len(hand) != 1 or seat == controller:
             continue
-        if rules.wasabi_optional and hand[0] in NIGIRI_POINTS and state.tableaux[seat].free_wasabi:
+        if rules.wasabi_optional and hand[0] in NIGIRI_KINDS and state.tableaux[seat].free_wasabi:
             continue  # S9: whether to use the wasabi is a decision
         seats.append(seat)
     return seats
@@ -212,9 +218,7 @@ def _reveal(state: State) -> Event:
     picks = []
     for seat, pick in enumerate(state.picks):
         assert pick is not None
-        data = pick.to_json()
-        del data["auto"]
-        picks.append({"seat": seat, **data})
+        picks.append(pick.to_json(seat=seat, auto=False))
     return Event(TURN_REVEALED, {"round": state.round, "turn": state.turn, "picks": picks})
 
 
@@ -297,20 +301,30 @@ def _on_started(state: State, data: Any, version: int) -> State:
 
 
 def _on_dealt(state: State, data: Any, version: int) -> State:
-    hands = tuple(tuple(hand) for hand in data["hands"])
-    pile = tuple(data.get("dummy_pile", ()))
-    dealt = state.dealt + sum(map(len, hands)) + len(pile)
-    return _begin_turn(state, version, data["round"], 1, hands, pile, dealt=dealt)
+    rules: Rules = state.rules  # type: ignore[assignment]
+    dealt = tuple(tuple(hand) for hand in data["hands"])
+    dummy_pile = tuple(data.get("dummy_pile", ()))
+    hands, pile = _draw_for_dummy(rules, state.turns_played, dealt, dummy_pile)
+    return state._replace(
+        version=version,
+        round=data["round"],
+        turn=1,
+        hands=hands,
+        dummy_pile=pile,
+        picks=_NO_PICKS[rules.players],
+        dealt=state.dealt + sum(map(len, dealt)) + len(dummy_pile),
+    )
 
 
 def _on_picked(state: State, data: Any, version: int) -> State:
-    seat = data["seat"]
-    pick = Pick.from_json(data)
+    return _with_pick(state, data["seat"], Pick.from_json(data), version)
+
+
+def _with_pick(state: State, seat: int, pick: Pick, version: int) -> State:
+    """S4: the pick is recorded, hidden; its cards leave the hand."""
     hand = list(state.hands[seat])
-    for kind in pick.cards:
+    for kind in pick.taken:
         hand.remove(kind)
-    if pick.dummy_card is not None:
-        hand.remove(pick.dummy_card)
     return state._replace(
         version=version,
         hands=(*state.hands[:seat], tuple(hand), *state.hands[seat + 1 :]),
@@ -326,52 +340,41 @@ def _on_revealed(state: State, data: Any, version: int) -> State:
     for seat, pick in enumerate(state.picks):
         assert pick is not None
         tableaux[seat] = _place(tableaux[seat], pick.cards, pick.use_wasabi)
-        if pick.chopsticks:
+        if len(pick.cards) == 2:
             tableaux[seat] = _take_back_chopsticks(tableaux[seat])
             hands[seat] = (*hands[seat], CHOPSTICKS)
         if pick.dummy_card is not None:
-            dummy = state.dummy_seat
-            assert dummy is not None
+            dummy = rules.players
             tableaux[dummy] = _place(tableaux[dummy], (pick.dummy_card,), None)
     if rules.passes_left(state.round):
         passed = (hands[-1], *hands[:-1])  # seat i passes to seat i + 1
     else:
         passed = (*hands[1:], hands[0])
-    return _begin_turn(
-        state,
-        version,
-        state.round,
-        state.turn + 1,
-        passed,
-        state.dummy_pile,
-        tableaux=tuple(tableaux),
-        turns_played=state.turns_played + 1,
-    )
-
-
-def _begin_turn(
-    state: State,
-    version: int,
-    round_no: int,
-    turn: int,
-    hands: tuple[tuple[str, ...], ...],
-    pile: tuple[str, ...],
-    **changes: Any,
-) -> State:
-    """A new turn; S17: the dummy's controller first draws the top card of the dummy pile."""
-    if pile and state.rules is not None and state.rules.dummy:
-        controller = changes.get("turns_played", state.turns_played) % 2
-        hands = tuple((*h, pile[0]) if i == controller else h for i, h in enumerate(hands))
-        pile = pile[1:]
+    turns_played = state.turns_played + 1
+    hands_now, pile = _draw_for_dummy(rules, turns_played, passed, state.dummy_pile)
     return state._replace(
         version=version,
-        round=round_no,
-        turn=turn,
-        hands=hands,
+        turn=state.turn + 1,
+        turns_played=turns_played,
+        hands=hands_now,
         dummy_pile=pile,
-        picks=(None,) * len(hands),
-        **changes,
+        picks=_NO_PICKS[rules.players],
+        tableaux=tuple(tableaux),
     )
+
+
+def _draw_for_dummy(
+    rules: Rules, turns_played: int, hands: tuple[tuple[str, ...], ...], pile: tuple[str, ...]
+) -> tuple[tuple[tuple[str, ...], ...], tuple[str, ...]]:
+    """S17: at the start of a turn the dummy's controller draws the top card of its pile."""
+    if not (pile and rules.dummy):
+        return hands, pile
+    controller = turns_played % 2
+    drawn = tuple((*h, pile[0]) if i == controller else h for i, h in enumerate(hands))
+    return drawn, pile[1:]
+
+
+_NO_PICKS: dict[int, tuple[None, ...]] = {n: (None,) * n for n in range(2, 6)}
 
 
 def _place(
@@ -379,10 +382,12 @@ def _place(
 ) -> Tableau:
     """S8/S9: cards go down in the order given; a nigiri goes onto a free wasabi unless declined."""
     placed, dipped = tableau.cards, tableau.dipped
+    if NIGIRI_KINDS.isdisjoint(cards):
+        return Tableau(placed + cards, dipped)  # the common case: nothing to put on a wasabi
     for i, kind in enumerate(cards):
         placed = (*placed, kind)
         if (
-            kind in NIGIRI_POINTS
+            kind in NIGIRI_KINDS
             and (use_wasabi is None or use_wasabi[i])
             and placed.count(WASABI) > len(dipped)
         ):

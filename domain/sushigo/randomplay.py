@@ -10,7 +10,7 @@ import random
 from typing import Any
 
 from ..decider import CreateGame, Event, MakeMove, TakeSeat, commitment
-from .cards import NIGIRI_POINTS
+from .cards import CHOPSTICKS, NIGIRI_POINTS
 from .game import execute
 from .state import Pick, State
 
@@ -21,18 +21,22 @@ def random_pick(state: State, seat: int, rng: random.Random) -> Pick:
     hand = state.hands[seat]
     controls = seat == state.controller
     n = 1
-    if state.tableaux[seat].chopsticks and len(hand) >= 2 + controls and rng.random() < 0.5:
+    if (
+        CHOPSTICKS in state.tableaux[seat].cards
+        and len(hand) >= 2 + controls
+        and rng.random() < 0.5
+    ):
         n = 2
     if n + controls == 1:
-        chosen = [hand[rng.randrange(len(hand))]]
+        cards: tuple[str, ...] = (hand[rng.randrange(len(hand))],)
+        dummy = None
     else:
         chosen = rng.sample(hand, n + controls)
-    cards = tuple(chosen[:n])
+        cards, dummy = tuple(chosen[:n]), (chosen[n] if controls else None)
     wasabi = None
-    rules = state.rules
-    if rules is not None and rules.wasabi_optional and any(k in NIGIRI_POINTS for k in cards):
-        wasabi = tuple(rng.random() < 0.7 for _ in cards)
-    return Pick(cards, chosen[n] if controls else None, wasabi)
+    if state.rules.edition == "zoch" and any(k in NIGIRI_POINTS for k in cards):  # type: ignore[union-attr]
+        wasabi = tuple(rng.random() < 0.7 for _ in cards)  # S9: sometimes decline the wasabi
+    return Pick(cards, dummy, wasabi)
 
 
 def play_random_game(

@@ -77,7 +77,7 @@ def nigiri_breakdown(tableau: Tableau) -> dict[str, Any]:
 
 def round_breakdowns(tableaux: Sequence[Tableau], split: bool) -> list[dict[str, Any]]:
     """Each scored seat's round score per category (S10–S12), with the counts behind it."""
-    icons = [sum(MAKI_ICONS.get(k, 0) for k in t.cards) for t in tableaux]
+    icons = [sum(n * t.cards.count(kind) for kind, n in MAKI_ICONS.items()) for t in tableaux]
     maki = maki_points(icons, split)
     sheets = []
     for seat, tableau in enumerate(tableaux):

@@ -40,13 +40,22 @@ class Pick(NamedTuple):
     def chopsticks(self) -> bool:
         return len(self.cards) == 2
 
-    def to_json(self) -> dict[str, Any]:
-        data: dict[str, Any] = {"cards": list(self.cards), "chopsticks": self.chopsticks}
+    @property
+    def taken(self) -> tuple[str, ...]:
+        """Every card this pick takes from the hand (the dummy's card included)."""
+        return self.cards if self.dummy_card is None else (*self.cards, self.dummy_card)
+
+    def to_json(self, seat: int | None = None, auto: bool = True) -> dict[str, Any]:
+        """The pick as event data, with ``seat`` first if given and ``auto`` unless told not."""
+        data: dict[str, Any] = {} if seat is None else {"seat": seat}
+        data["cards"] = list(self.cards)
+        data["chopsticks"] = len(self.cards) == 2
         if self.dummy_card is not None:
             data["dummy_card"] = self.dummy_card
         if self.use_wasabi is not None:
             data["use_wasabi"] = list(self.use_wasabi)
-        data["auto"] = self.auto
+        if auto:
+            data["auto"] = self.auto
         return data
 
     @classmethod
@@ -55,7 +64,7 @@ class Pick(NamedTuple):
         return cls(
             tuple(data["cards"]),
             data.get("dummy_card"),
-            None if wasabi is None else tuple(wasabi),
+            wasabi if wasabi is None else tuple(wasabi),
             data.get("auto", False),
         )
 
@@ -99,6 +108,7 @@ class State(NamedTuple):
     @property
     def controller(self) -> int | None:
         """The seat controlling the dummy this turn: seat 0 first, alternating every turn (S17)."""
-        if self.dummy_seat is None or not self.started or self.over:
+        rules = self.rules
+        if rules is None or not rules.dummy or not self.started or self.over:
             return None
         return self.turns_played % 2
