@@ -1,0 +1,49 @@
+"""The README's promises, kept: its curl game runs as written, and its rules copy is current."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+
+from api_client import LiveServer
+
+pytest_plugins = ["api_fixtures"]
+
+ROOT = Path(__file__).resolve().parent.parent
+README = (ROOT / "README.md").read_text()
+
+
+def readme_block(name: str) -> str:
+    match = re.search(
+        rf"<!-- {name}:start -->\s*```sh\n(.*?)```\s*<!-- {name}:end -->", README, re.S
+    )
+    assert match, f"README.md has no {name} block"
+    return match.group(1)
+
+
+def test_the_readme_curl_game_plays_a_whole_game(live_server: LiveServer) -> None:
+    script = "set -euo pipefail\n" + readme_block("curl-game")
+    result = subprocess.run(
+        ["bash", "-c", script],
+        env={"BASE": live_server.url, "PATH": "/usr/bin:/bin:/usr/local/bin"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.strip().splitlines()
+    assert lines[0].startswith(f"game: {live_server.url}/games/")
+    assert "winners:" in lines[-2]
+    assert lines[-1].endswith("events")
+    # 2 players: 3 rounds x 10 turns; every event of the game is in the log
+    assert int(lines[-1].split()[0]) > 3 * 10 * 3
+
+
+def test_the_rules_in_docs_are_the_projects_rulings() -> None:
+    docs = (ROOT / "docs" / "rules" / "sushi-go.md").read_text()
+    for number in range(1, 19):
+        assert f"S{number}." in docs
+    shared = ROOT.parent / "shared" / "rules" / "sushi-go.md"
+    if shared.exists():  # beside a checkout of the project, as in CI
+        assert docs == shared.read_text(), "docs/rules/sushi-go.md is out of date: copy it again"
