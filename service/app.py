@@ -26,7 +26,7 @@ def create_app(
 ) -> Flask:
     """The app, on ``pool`` if given, else on a new pool to ``database_url`` (default: the
     resolved database, see service.db). The schema must already be migrated."""
-    app = Flask(__name__)
+    app = Flask(__name__, static_folder=None)  # no /static route: every route is in the API
     app.config.update(
         MAX_CONTENT_LENGTH=MAX_BODY_BYTES,
         OPENAPI_PATH=str(OPENAPI_PATH),

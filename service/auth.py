@@ -13,8 +13,8 @@ from uuid import UUID
 
 from flask import request
 
+from service.play import GameService
 from service.problems import Problem
-from service.store import EventStore
 
 TOKEN_BYTES = 32
 
@@ -43,16 +43,23 @@ def bearer_token() -> str | None:
     return token.strip()
 
 
-def seat_of(store: EventStore, game_id: UUID, token: str) -> int:
+def _match(seats: list[tuple[int, bytes]], digest: bytes) -> int | None:
+    seat = None
+    for candidate, stored in seats:
+        if hmac.compare_digest(stored, digest):  # no early exit: constant time per seat
+            seat = candidate
+    return seat
+
+
+def seat_of(games: GameService, game_id: UUID, token: str) -> int:
     """The seat ``token`` acts for in ``game_id``; 401 if unknown, 403 if another game's."""
     digest = token_hash(token)
-    seat = None
-    for candidate, stored in store.seat_tokens(game_id):
-        if hmac.compare_digest(stored, digest):
-            seat = candidate
+    seat = _match(games.seat_tokens(game_id), digest)
+    if seat is None:  # a seat taken since the cache was filled?
+        seat = _match(games.seat_tokens(game_id, refresh=True), digest)
     if seat is not None:
         return seat
-    if store.token_game(digest) is not None:
+    if games.store.token_game(digest) is not None:
         raise Problem(403, "not_your_game", "this token belongs to a seat in another game")
     raise Problem(
         401,
@@ -62,7 +69,7 @@ def seat_of(store: EventStore, game_id: UUID, token: str) -> int:
     )
 
 
-def require_seat(store: EventStore, game_id: UUID) -> int:
+def require_seat(games: GameService, game_id: UUID) -> int:
     token = bearer_token()
     if token is None:
         raise Problem(
@@ -71,10 +78,10 @@ def require_seat(store: EventStore, game_id: UUID) -> int:
             "moves need 'Authorization: Bearer <token>' with the token you got on joining",
             headers={"WWW-Authenticate": "Bearer"},
         )
-    return seat_of(store, game_id, token)
+    return seat_of(games, game_id, token)
 
 
-def optional_seat(store: EventStore, game_id: UUID) -> int | None:
+def optional_seat(games: GameService, game_id: UUID) -> int | None:
     """A seat's view with a valid token, a spectator's without any (a bad token is an error)."""
     token = bearer_token()
-    return None if token is None else seat_of(store, game_id, token)
+    return None if token is None else seat_of(games, game_id, token)

@@ -12,16 +12,19 @@ import secrets
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Generic, TypeVar
 from uuid import UUID, uuid4
 
-from domain.decider import CreateGame, MakeMove, TakeSeat, commitment
+from domain.decider import CreateGame, MakeMove, TakeSeat, commitment, conflict
 from service.problems import Problem
 from service.registry import ADAPTERS, GameAdapter
 from service.store import EventStore, VersionConflict
 
 MAX_ATTEMPTS = 20
-CACHE_SIZE = 2048
+CACHE_SIZE = 2048  # games per process whose state, seed and seat tokens are kept
+
+K = TypeVar("K")
+V = TypeVar("V")
 
 
 @dataclass(frozen=True)
@@ -44,21 +47,44 @@ def adapter_for(name: str) -> GameAdapter:
     return adapter
 
 
+class Recent(Generic[K, V]):
+    """A bounded, thread-safe map that forgets its least recently used entries."""
+
+    def __init__(self, size: int = CACHE_SIZE) -> None:
+        self._items: OrderedDict[K, V] = OrderedDict()
+        self._size = size
+        self._lock = threading.Lock()
+
+    def get(self, key: K) -> V | None:
+        with self._lock:
+            value = self._items.get(key)
+            if value is not None:
+                self._items.move_to_end(key)
+            return value
+
+    def put(self, key: K, value: V) -> None:
+        with self._lock:
+            self._items[key] = value
+            self._items.move_to_end(key)
+            while len(self._items) > self._size:
+                self._items.popitem(last=False)
+
+
 class GameService:
-    """Commands and queries on games. Thread-safe; keeps recent states so that a request only
-    reads the events appended since (events never change, so a cached fold stays true)."""
+    """Commands and queries on games. Thread-safe. Keeps recent states, so that a request only
+    reads the events appended since (events never change, so a cached fold stays true), and the
+    seeds and seat token hashes of recent games (rows that never change either)."""
 
     def __init__(self, store: EventStore) -> None:
         self.store = store
-        self._states: OrderedDict[UUID, tuple[str, Any]] = OrderedDict()
-        self._seeds: dict[UUID, bytes] = {}
-        self._lock = threading.Lock()
+        self._states: Recent[UUID, tuple[str, Any]] = Recent()
+        self._seeds: Recent[UUID, bytes] = Recent()
+        self._seat_tokens: Recent[UUID, list[tuple[int, bytes]]] = Recent()
 
     # --- queries ---------------------------------------------------------------------------
 
     def load(self, game_id: UUID) -> Loaded:
-        with self._lock:
-            cached = self._states.get(game_id)
+        cached = self._states.get(game_id)
         if cached is None:
             name, events = self.store.load(game_id)
             adapter = adapter_for(name)
@@ -66,7 +92,7 @@ class GameService:
         else:
             name, state = cached
             adapter = adapter_for(name)
-            events = [r.event for r in self.store.load_records(game_id, state.version, 1_000_000)]
+            events = self.store.events_after(game_id, state.version)
         evolve = adapter.game.evolve
         for event in events:
             state = evolve(state, event)
@@ -74,19 +100,24 @@ class GameService:
         return Loaded(game_id, adapter, state)
 
     def _remember(self, game_id: UUID, name: str, state: Any) -> None:
-        with self._lock:
-            known = self._states.get(game_id)
-            if known is None or known[1].version <= state.version:
-                self._states[game_id] = (name, state)
-            self._states.move_to_end(game_id)
-            while len(self._states) > CACHE_SIZE:
-                self._states.popitem(last=False)
+        known = self._states.get(game_id)
+        if known is None or known[1].version <= state.version:  # never go back in time
+            self._states.put(game_id, (name, state))
 
     def seed(self, game_id: UUID) -> bytes:
         seed = self._seeds.get(game_id)
         if seed is None:
-            seed = self._seeds[game_id] = self.store.seed(game_id)
+            seed = self.store.seed(game_id)
+            self._seeds.put(game_id, seed)
         return seed
+
+    def seat_tokens(self, game_id: UUID, refresh: bool = False) -> list[tuple[int, bytes]]:
+        """The game's seats with their token hashes (rows never change once written)."""
+        tokens = self._seat_tokens.get(game_id)
+        if tokens is None or refresh:
+            tokens = self.store.seat_tokens(game_id)
+            self._seat_tokens.put(game_id, tokens)
+        return tokens
 
     # --- commands ---------------------------------------------------------------------------
 
@@ -115,10 +146,26 @@ class GameService:
             return seat, Loaded(game_id, loaded.adapter, state)
         raise _too_busy()
 
-    def move(self, game_id: UUID, seat: int, move: Any) -> Loaded:
-        for _ in range(MAX_ATTEMPTS):
-            loaded = self.load(game_id)
+    def move(self, game_id: UUID, seat: int, move: Any, loaded: Loaded | None = None) -> Loaded:
+        """Decide and append ``seat``'s move; ``loaded`` is the game as just read, if at hand."""
+        first_turn: Any = None
+        for attempt in range(MAX_ATTEMPTS):
+            if loaded is None or attempt > 0:
+                loaded = self.load(game_id)
             game = loaded.adapter.game
+            turn = loaded.adapter.turn(loaded.state)
+            if attempt == 0:
+                first_turn = turn
+            elif turn != first_turn:
+                # The turn this move was decided for ended while it retried: every seat, this
+                # one included, has picked in it meanwhile (another request of this seat won the
+                # race). Re-deciding it would make it a move of the next turn, which the client
+                # never sent (S4: a pick is final).
+                raise conflict(
+                    "already_picked",
+                    f"seat {seat} has already picked in the turn this move was sent for;"
+                    " a pick is final (S4)",
+                )
             events, state = game.execute(loaded.state, MakeMove(seat, move, self.seed(game_id)))
             try:
                 self.store.append(game_id, loaded.version, events)

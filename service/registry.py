@@ -5,7 +5,9 @@ Adding a game is one ``domain/`` package plus one entry here; storage and routes
 
 from __future__ import annotations
 
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
+from typing import Any
 
 from marshmallow import Schema
 
@@ -16,13 +18,24 @@ from service.sushigo_schemas import SushiGoMove, SushiGoRules, SushiGoScoreSheet
 
 @dataclass(frozen=True)
 class GameAdapter:
+    """Schema instances are built once: building nested schemas costs more than using them."""
+
     game: Game
-    rules: type[Schema]  # the ``rules`` object of POST /games
-    move: type[Schema]  # the body of POST /games/{id}/moves; loads {"seat", "move"}
-    view: type[Schema]  # GET /games/{id}
-    score_sheet: type[Schema]  # GET /games/{id}/scores
+    rules: Schema  # the ``rules`` object of POST /games
+    move: Schema  # the body of POST /games/{id}/moves; loads {"seat", "move"}
+    view: Schema  # GET /games/{id}
+    score_sheet: Schema  # GET /games/{id}/scores
+    # Which turn a state is at. A move is meant for the turn it was decided against: if the turn
+    # ends while the request retries a lost append race, the move is not re-decided for the next.
+    turn: Callable[[Any], Hashable] = lambda state: None
+
+
+def _sushigo_turn(state: Any) -> tuple[int, int]:
+    return (state.round, state.turn)
 
 
 ADAPTERS: dict[str, GameAdapter] = {
-    SUSHI_GO.name: GameAdapter(SUSHI_GO, SushiGoRules, SushiGoMove, SushiGoView, SushiGoScoreSheet),
+    SUSHI_GO.name: GameAdapter(
+        SUSHI_GO, SushiGoRules(), SushiGoMove(), SushiGoView(), SushiGoScoreSheet(), _sushigo_turn
+    ),
 }

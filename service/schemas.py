@@ -31,7 +31,9 @@ class StrictBoolean(fields.Boolean):
 
 
 class CreateGameRequest(Strict):
-    game = fields.String(required=True, metadata={"description": "which game, e.g. sushi-go"})
+    game = fields.String(
+        required=True, validate=NAME, metadata={"description": "which game, e.g. sushi-go"}
+    )
     players = fields.Integer(strict=True, required=True, validate=validate.Range(min=1, max=12))
     rules = fields.Dict(keys=fields.String(), load_default=dict)
 

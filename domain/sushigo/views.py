@@ -98,7 +98,9 @@ def _total(state: State, seat: int) -> int:
     return state.totals[seat] if state.totals else 0
 
 
-# --- events -----------------------------------------------------------------------------------
+# --- events ---------------------------------------------------------------------------------------
+
+HIDDEN_PICK_FIELDS = ("cards", "chopsticks", "dummy_card", "use_wasabi", "auto")
 
 
 def visible_event(state: State, event: Event, viewer: Viewer) -> Event:
@@ -123,8 +125,10 @@ def visible_event(state: State, event: Event, viewer: Viewer) -> Event:
         revealed = (data["round"], data["turn"]) < (state.round, state.turn)
         if not revealed:
             kept = {k: data[k] for k in ("seat", "round", "turn")}
-            hidden = [k for k in data if k not in kept]
-            return Event(event.type, {**kept, "redacted": hidden}, event.schema_version)
+            # always the same list: which fields a pick has would tell what kind of pick it is
+            return Event(
+                event.type, {**kept, "redacted": list(HIDDEN_PICK_FIELDS)}, event.schema_version
+            )
     return event
 
 
