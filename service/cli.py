@@ -12,8 +12,8 @@ from service import db
 
 
 def _default_workers() -> int:
-    # gunicorn's rule of thumb, overridable the usual way.
-    return int(os.environ.get("WEB_CONCURRENCY") or 2 * (os.cpu_count() or 1) + 1)
+    # Threaded workers (gthread) keep connections alive; a few processes use every core.
+    return int(os.environ.get("WEB_CONCURRENCY") or (os.cpu_count() or 1) + 1)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -24,7 +24,7 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=int, default=8000)
     serve.add_argument("--workers", type=int, default=_default_workers())
-    serve.add_argument("--threads", type=int, default=1, help="threads per worker (gthread)")
+    serve.add_argument("--threads", type=int, default=4, help="threads per worker (gthread)")
     serve.add_argument(
         "--no-access-log", action="store_true", help="do not log each request (benchmarks)"
     )

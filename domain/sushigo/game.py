@@ -35,7 +35,7 @@ from .cards import CARD_KINDS, CHOPSTICKS, KINDS, NIGIRI_KINDS, PUDDING, WASABI
 from .rules import ROUNDS, Rules, parse_rules
 from .scoring import pudding_points, round_breakdowns, winners
 from .shuffle import ALGORITHM, shuffled
-from .state import Pick, State, Tableau
+from .state import Pick, State, Tableau, replace
 
 GAME = "sushi-go"
 ROUND_DEALT = "round_dealt"
@@ -54,12 +54,12 @@ def decide(state: State, command: Command) -> list[Event]:
 def execute(state: State, command: Command) -> tuple[list[Event], State]:
     """``decide``, also returning the state after the events (computed on the way anyway)."""
     log = _Log(state)
-    if isinstance(command, CreateGame):
-        _create(log, command)
+    if isinstance(command, MakeMove):  # by far the most frequent
+        _pick(log, command)
     elif isinstance(command, TakeSeat):
         _take_seat(log, command)
-    elif isinstance(command, MakeMove):
-        _pick(log, command)
+    elif isinstance(command, CreateGame):
+        _create(log, command)
     else:
         raise TypeError(f"not a Sushi Go! command: {command!r}")
     return log.events, log.state
@@ -278,7 +278,8 @@ def evolve(state: State, event: Event) -> State:
 
 
 def _on_created(state: State, data: Any, version: int) -> State:
-    return state._replace(
+    return replace(
+        state,
         version=version,
         rules=parse_rules(data["rules"]),
         seed_commitment=data["seed_commitment"],
@@ -286,12 +287,13 @@ def _on_created(state: State, data: Any, version: int) -> State:
 
 
 def _on_seat_taken(state: State, data: Any, version: int) -> State:
-    return state._replace(version=version, names=(*state.names, data["name"]))
+    return replace(state, version=version, names=(*state.names, data["name"]))
 
 
 def _on_started(state: State, data: Any, version: int) -> State:
     seats = state.rules.scored_seats  # type: ignore[union-attr]
-    return state._replace(
+    return replace(
+        state,
         version=version,
         started=True,
         tableaux=(Tableau(),) * seats,
@@ -305,7 +307,8 @@ def _on_dealt(state: State, data: Any, version: int) -> State:
     dealt = tuple(tuple(hand) for hand in data["hands"])
     dummy_pile = tuple(data.get("dummy_pile", ()))
     hands, pile = _draw_for_dummy(rules, state.turns_played, dealt, dummy_pile)
-    return state._replace(
+    return replace(
+        state,
         version=version,
         round=data["round"],
         turn=1,
@@ -325,7 +328,8 @@ def _with_pick(state: State, seat: int, pick: Pick, version: int) -> State:
     hand = list(state.hands[seat])
     for kind in pick.taken:
         hand.remove(kind)
-    return state._replace(
+    return replace(
+        state,
         version=version,
         hands=(*state.hands[:seat], tuple(hand), *state.hands[seat + 1 :]),
         picks=(*state.picks[:seat], pick, *state.picks[seat + 1 :]),
@@ -352,7 +356,8 @@ def _on_revealed(state: State, data: Any, version: int) -> State:
         passed = (*hands[1:], hands[0])
     turns_played = state.turns_played + 1
     hands_now, pile = _draw_for_dummy(rules, turns_played, passed, state.dummy_pile)
-    return state._replace(
+    return replace(
+        state,
         version=version,
         turn=state.turn + 1,
         turns_played=turns_played,
@@ -410,7 +415,8 @@ def _on_scored(state: State, data: Any, version: int) -> State:
         kept = tableau.cards.count(PUDDING)
         puddings[seat] += kept
         discard.extend(k for k in tableau.cards if k != PUDDING)
-    return state._replace(
+    return replace(
+        state,
         version=version,
         tableaux=(Tableau(),) * len(state.tableaux),
         puddings=tuple(puddings),
@@ -421,7 +427,8 @@ def _on_scored(state: State, data: Any, version: int) -> State:
 
 
 def _on_ended(state: State, data: Any, version: int) -> State:
-    return state._replace(
+    return replace(
+        state,
         version=version,
         over=True,
         pudding_scores=tuple(data["puddings"]),

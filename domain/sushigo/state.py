@@ -112,3 +112,14 @@ class State(NamedTuple):
         if rules is None or not rules.dummy or not self.started or self.over:
             return None
         return self.turns_played % 2
+
+
+_FIELD_INDEX = {name: index for index, name in enumerate(State._fields)}
+
+
+def replace(state: State, **changes: Any) -> State:
+    """``state._replace(**changes)``, about twice as fast: folding a game makes ~150 of these."""
+    values = list(state)
+    for name, value in changes.items():
+        values[_FIELD_INDEX[name]] = value
+    return tuple.__new__(State, values)

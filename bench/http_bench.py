@@ -1,0 +1,197 @@
+"""HTTP picks under gunicorn: latency (p50/p99) and throughput with concurrent clients.
+
+The server is ``cardroom serve`` (gunicorn, several workers) on a free loopback port, against the
+database ``url``. Each client drives whole 4-player games: it takes every seat, picks the first
+card of each seat's hand, and reads a seat's view only when it does not know that seat's hand.
+Only the POST /games/{id}/moves requests are timed; clients run in several processes so that the
+load generator is not held back by one interpreter lock.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import multiprocessing
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import time
+import urllib.request
+from dataclasses import dataclass
+from typing import Any
+
+PLAYERS = 4
+
+
+@dataclass(frozen=True)
+class HttpResult:
+    clients: int
+    workers: int
+    threads: int
+    picks: int
+    p50_ms: float
+    p99_ms: float
+    picks_per_s: float
+    requests_per_s: float
+    errors: int
+
+    def __str__(self) -> str:
+        return (
+            f"http_pick      {self.picks:>6} picks p50 {self.p50_ms:7.3f} ms  "
+            f"p99 {self.p99_ms:7.3f} ms  {self.picks_per_s:9.1f} picks/s "
+            f"({self.clients} clients, {self.workers} gunicorn workers x {self.threads} threads, "
+            f"{self.requests_per_s:.0f} requests/s in all, {self.errors} errors)"
+        )
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def start_server(url: str, port: int, workers: int, threads: int) -> subprocess.Popen[bytes]:
+    env = {**os.environ, "DATABASE_URL": url}
+    command = [sys.executable, "-m", "service.cli", "serve", "--port", str(port)]
+    command += ["--workers", str(workers), "--threads", str(threads), "--no-access-log"]
+    server = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=1):
+                return server
+        except OSError:
+            time.sleep(0.1)
+    server.kill()
+    raise RuntimeError("the server did not start within 60 s")
+
+
+class Client:
+    """A lean HTTP/1.1 client on one kept-alive connection (the load generator must cost little
+    next to the server it measures; ``requests`` costs several times more CPU per call)."""
+
+    def __init__(self, base: str) -> None:
+        host, port = base.removeprefix("http://").split(":")
+        self.conn = http.client.HTTPConnection(host, int(port), timeout=30)
+
+    def call(
+        self, method: str, path: str, body: Any = None, token: str | None = None
+    ) -> tuple[int, dict[str, str], Any]:
+        headers = {"Content-Type": "application/json"} if body is not None else {}
+        if token:
+            headers["Authorization"] = f"Bearer {token}"
+        payload = None if body is None else json.dumps(body)
+        for attempt in (1, 2):
+            try:
+                self.conn.request(method, path, payload, headers)
+                response = self.conn.getresponse()
+                data = response.read()
+                break
+            except (http.client.HTTPException, ConnectionError):
+                self.conn.close()  # the server closed a kept-alive connection: reconnect once
+                if attempt == 2:
+                    raise
+        return response.status, dict(response.getheaders()), json.loads(data)
+
+
+def play_game(client: Client) -> tuple[list[float], int, int]:
+    """One complete game driven by one client; returns pick latencies, requests, errors."""
+    _, headers, _ = client.call("POST", "/games", {"game": "sushi-go", "players": PLAYERS})
+    game = headers["Location"]
+    tokens = [
+        client.call("POST", f"{game}/players", {"name": f"bot{i}"})[2]["token"]
+        for i in range(PLAYERS)
+    ]
+    hands: list[list[str] | None] = [None] * PLAYERS
+    latencies: list[float] = []
+    requests_made, errors = PLAYERS + 1, 0
+    while True:
+        for seat in range(PLAYERS):
+            if hands[seat] is None:
+                view = client.call("GET", game, token=tokens[seat])[2]
+                requests_made += 1
+                if view["status"] == "over":
+                    return latencies, requests_made, errors
+                you = view["you"]
+                hands[seat] = [] if you["pick"] else you["hand"]
+            if not hands[seat]:
+                continue  # picked already this turn
+            started = time.perf_counter()
+            status, _, view = client.call(
+                "POST", f"{game}/moves", {"cards": [hands[seat][0]]}, tokens[seat]
+            )
+            latencies.append(time.perf_counter() - started)
+            requests_made += 1
+            if status != 200:
+                errors += 1
+                hands[seat] = None
+                continue
+            if view["status"] == "over":
+                return latencies, requests_made, errors
+            if view["you"]["pick"] is None:  # this pick completed the turn: hands moved on
+                hands = [None] * PLAYERS
+                hands[seat] = view["you"]["hand"]
+            else:
+                hands[seat] = []
+
+
+def _client(args: tuple[str, int]) -> tuple[list[float], int, int]:
+    base, games = args
+    client = Client(base)
+    latencies: list[float] = []
+    made = errors = 0
+    for _ in range(games):
+        lat, n, e = play_game(client)
+        latencies += lat
+        made, errors = made + n, errors + e
+    client.conn.close()
+    return latencies, made, errors
+
+
+def run(
+    url: str, clients: int = 32, games_per_client: int = 1, workers: int = 0, threads: int = 4
+) -> HttpResult:
+    workers = workers or (os.cpu_count() or 1) + 1  # as `cardroom serve` does
+    port = free_port()
+    server = start_server(url, port, workers, threads)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        started = time.perf_counter()
+        with multiprocessing.get_context("spawn").Pool(min(clients, 8)) as pool:
+            results = pool.map(_client, [(base, games_per_client)] * clients, chunksize=1)
+        elapsed = time.perf_counter() - started
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    latencies = sorted(x for lat, _, _ in results for x in lat)
+    made = sum(n for _, n, _ in results)
+    return HttpResult(
+        clients=clients,
+        workers=workers,
+        threads=threads,
+        picks=len(latencies),
+        p50_ms=statistics.median(latencies) * 1000,
+        p99_ms=latencies[int(0.99 * (len(latencies) - 1))] * 1000,
+        picks_per_s=len(latencies) / elapsed,
+        requests_per_s=made / elapsed,
+        errors=sum(e for _, _, e in results),
+    )
+
+
+def main(argv: list[str] | None = None) -> None:
+    import argparse
+
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("url", help="a migrated scratch database (the benchmark writes games)")
+    parser.add_argument("--clients", type=int, default=32)
+    parser.add_argument("--games", type=int, default=1, help="games per client")
+    parser.add_argument("--workers", type=int, default=0, help="gunicorn workers (cores + 1)")
+    parser.add_argument("--threads", type=int, default=4, help="threads per worker (gthread)")
+    args = parser.parse_args(argv)
+    print(run(args.url, args.clients, args.games, args.workers, args.threads))
+
+
+if __name__ == "__main__":
+    main()
