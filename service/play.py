@@ -9,22 +9,18 @@ second pick by the same seat in the same turn is refused by the rules (S4) on th
 from __future__ import annotations
 
 import secrets
-import threading
-from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Any
 from uuid import UUID, uuid4
 
 from domain.decider import CreateGame, MakeMove, TakeSeat, commitment, conflict
 from service.problems import Problem
+from service.recent import Recent
 from service.registry import ADAPTERS, GameAdapter
 from service.store import EventStore, VersionConflict
 
 MAX_ATTEMPTS = 20
 CACHE_SIZE = 2048  # games per process whose state, seed and seat tokens are kept
-
-K = TypeVar("K")
-V = TypeVar("V")
 
 
 @dataclass(frozen=True)
@@ -47,29 +43,6 @@ def adapter_for(name: str) -> GameAdapter:
     return adapter
 
 
-class Recent(Generic[K, V]):
-    """A bounded, thread-safe map that forgets its least recently used entries."""
-
-    def __init__(self, size: int = CACHE_SIZE) -> None:
-        self._items: OrderedDict[K, V] = OrderedDict()
-        self._size = size
-        self._lock = threading.Lock()
-
-    def get(self, key: K) -> V | None:
-        with self._lock:
-            value = self._items.get(key)
-            if value is not None:
-                self._items.move_to_end(key)
-            return value
-
-    def put(self, key: K, value: V) -> None:
-        with self._lock:
-            self._items[key] = value
-            self._items.move_to_end(key)
-            while len(self._items) > self._size:
-                self._items.popitem(last=False)
-
-
 class GameService:
     """Commands and queries on games. Thread-safe. Keeps recent states, so that a request only
     reads the events appended since (events never change, so a cached fold stays true), and the
@@ -77,9 +50,9 @@ class GameService:
 
     def __init__(self, store: EventStore) -> None:
         self.store = store
-        self._states: Recent[UUID, tuple[str, Any]] = Recent()
-        self._seeds: Recent[UUID, bytes] = Recent()
-        self._seat_tokens: Recent[UUID, list[tuple[int, bytes]]] = Recent()
+        self._states: Recent[UUID, tuple[str, Any]] = Recent(CACHE_SIZE)
+        self._seeds: Recent[UUID, bytes] = Recent(CACHE_SIZE)
+        self._seat_tokens: Recent[UUID, list[tuple[int, bytes]]] = Recent(CACHE_SIZE)
 
     # --- queries ---------------------------------------------------------------------------
 

@@ -21,7 +21,9 @@ from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 from psycopg_pool import ConnectionPool
 
+from domain.chain import GENESIS, event_hash
 from domain.decider import GAME_ENDED, GAME_STARTED, Event
+from service.recent import Recent
 
 STATUSES = ("waiting", "playing", "over")
 
@@ -68,6 +70,7 @@ class StoredEvent:
     data: Mapping[str, Any]
     recorded_at: datetime
     position: int
+    hash: str  # the chain of domain/chain.py
 
     @property
     def event(self) -> Event:
@@ -113,10 +116,11 @@ class GameRow:
 
 
 _INSERT_EVENT = (
-    "INSERT INTO events (game_id, version, type, schema_version, data) VALUES (%s, %s, %s, %s, %s)"
+    "INSERT INTO events (game_id, version, type, schema_version, data, hash)"
+    " VALUES (%s, %s, %s, %s, %s, %s)"
 )
 
-_APPEND = "INSERT INTO events (game_id, version, type, schema_version, data) VALUES {values}"
+_APPEND = "INSERT INTO events (game_id, version, type, schema_version, data, hash) VALUES {values}"
 _APPEND_WITH_SEAT = (
     "WITH seat AS (INSERT INTO seats (game_id, seat, token_hash) VALUES (%s, %s, %s)) {append}"
 )
@@ -141,11 +145,20 @@ LIMIT %(limit)s
 """
 
 
-def _rows(game_id: UUID, first_version: int, events: Sequence[Event]) -> list[tuple[Any, ...]]:
-    return [
-        (game_id, first_version + i, e.type, e.schema_version, Jsonb(dict(e.data)))
-        for i, e in enumerate(events)
-    ]
+def _rows(
+    game_id: UUID, first_version: int, previous_hash: str, events: Sequence[Event]
+) -> list[tuple[Any, ...]]:
+    """The rows to insert, each with its link of the hash chain (domain/chain.py)."""
+    rows = []
+    for version, event in enumerate(events, start=first_version):
+        data = dict(event.data)
+        previous_hash = event_hash(
+            previous_hash, str(game_id), version, event.type, event.schema_version, data
+        )
+        rows.append(
+            (game_id, version, event.type, event.schema_version, Jsonb(data), previous_hash)
+        )
+    return rows
 
 
 class EventStore:
@@ -153,6 +166,9 @@ class EventStore:
 
     def __init__(self, pool: ConnectionPool) -> None:
         self.pool = pool
+        # The last (version, hash) seen of recent games: the next append links to it without
+        # reading it back (events never change, so a remembered hash stays true).
+        self._heads: Recent[UUID, tuple[int, str]] = Recent(4096)
 
     @contextmanager
     def _connection(self) -> Iterator[psycopg.Connection[Any]]:
@@ -177,11 +193,13 @@ class EventStore:
                 cur.execute(
                     "INSERT INTO game_secrets (game_id, seed) VALUES (%s, %s)", (game_id, seed)
                 )
-                cur.executemany(_INSERT_EVENT, _rows(game_id, 1, events))
+                rows = _rows(game_id, 1, GENESIS, events)
+                cur.executemany(_INSERT_EVENT, rows)
         except errors.UniqueViolation as exc:
             if exc.diag.constraint_name == "games_pkey":
                 raise GameExists(game_id) from exc
             raise
+        self._remember_head(game_id, len(rows), rows[-1][-1])
         return len(events)
 
     def append(
@@ -200,8 +218,9 @@ class EventStore:
         """
         if not events:
             raise ValueError("nothing to append")
-        rows = _rows(game_id, expected_version + 1, events)
-        values = sql.SQL(", ").join(sql.SQL("(%s, %s, %s, %s, %s)") for _ in rows)
+        previous = self._hash_at(game_id, expected_version)
+        rows = _rows(game_id, expected_version + 1, previous, events)
+        values = sql.SQL(", ").join(sql.SQL("(%s, %s, %s, %s, %s, %s)") for _ in rows)
         query = sql.SQL(_APPEND).format(values=values)
         params: list[Any] = [value for row in rows for value in row]
         if seat_token is not None:
@@ -217,7 +236,30 @@ class EventStore:
             raise
         except errors.ForeignKeyViolation as exc:
             raise GameNotFound(game_id) from exc
+        self._remember_head(game_id, expected_version + len(rows), rows[-1][-1])
         return expected_version + len(events)
+
+    def _hash_at(self, game_id: UUID, version: int) -> str:
+        """The hash of ``version`` (the genesis constant for 0), from memory if at hand."""
+        if version == 0:
+            return GENESIS
+        head = self._heads.get(game_id)
+        if head is not None and head[0] == version:
+            return head[1]
+        with self._connection() as conn:
+            row = conn.execute(
+                "SELECT hash FROM events WHERE game_id = %s AND version = %s", (game_id, version)
+            ).fetchone()
+            if row is None:
+                if not self._exists(conn, game_id):
+                    raise GameNotFound(game_id)
+                raise VersionConflict(game_id, version)  # the game is not at that version
+        return str(row[0])
+
+    def _remember_head(self, game_id: UUID, version: int, digest: str) -> None:
+        head = self._heads.get(game_id)
+        if head is None or head[0] < version:
+            self._heads.put(game_id, (version, digest))
 
     # --- reads ----------------------------------------------------------------------------
 
@@ -238,8 +280,8 @@ class EventStore:
         with self._connection() as conn:
             cur = conn.cursor(row_factory=dict_row)
             rows = cur.execute(
-                "SELECT version, type, schema_version, data, recorded_at, position FROM events"
-                " WHERE game_id = %s AND version > %s ORDER BY version LIMIT %s",
+                "SELECT version, type, schema_version, data, recorded_at, position, hash"
+                " FROM events WHERE game_id = %s AND version > %s ORDER BY version LIMIT %s",
                 (game_id, after, limit),
             ).fetchall()
             if not rows and not self._exists(conn, game_id):
@@ -250,11 +292,13 @@ class EventStore:
         """The events of a game known to exist with version > ``version`` (one query)."""
         with self._connection() as conn:
             rows = conn.execute(
-                "SELECT type, data, schema_version FROM events"
+                "SELECT type, data, schema_version, version, hash FROM events"
                 " WHERE game_id = %s AND version > %s ORDER BY version",
                 (game_id, version),
             ).fetchall()
-        return [Event(t, d, s) for t, d, s in rows]
+        if rows:
+            self._remember_head(game_id, rows[-1][3], rows[-1][4])
+        return [Event(t, d, s) for t, d, s, _, _ in rows]
 
     def version(self, game_id: UUID) -> int:
         """The game's current version (number of events)."""

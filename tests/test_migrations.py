@@ -29,7 +29,7 @@ def test_concurrent_migrations_apply_once(database_url: str) -> None:
             tables = conn.execute(
                 "SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY 1"
             ).fetchall()
-        assert versions == [("0001",)]
+        assert versions == [("0002",)]
         assert [t for (t,) in tables] == [
             "alembic_version",
             "events",
@@ -37,5 +37,48 @@ def test_concurrent_migrations_apply_once(database_url: str) -> None:
             "games",
             "seats",
         ]
+    finally:
+        drop_database(database_url, name)
+
+
+def test_events_recorded_before_the_hash_chain_get_their_hashes(database_url: str) -> None:
+    """Migration 0002 hashes the events already in the log, in version order."""
+    from alembic import command
+
+    from domain.chain import first_break
+    from service.db import alembic_config
+
+    name = f"cardroom_migrate_{uuid.uuid4().hex[:8]}"
+    url = ensure_database(database_url, name)
+    try:
+        command.upgrade(alembic_config(url), "0001")
+        game = uuid.uuid4()
+        with psycopg.connect(url) as conn:
+            conn.execute("INSERT INTO games (id, game) VALUES (%s, 'sushi-go')", (game,))
+            for version in (1, 2, 3):
+                conn.execute(
+                    "INSERT INTO events (game_id, version, type, schema_version, data)"
+                    " VALUES (%s, %s, 'e', 1, %s::jsonb)",
+                    (game, version, f'{{"n": {version}}}'),
+                )
+        command.upgrade(alembic_config(url), "head")
+        with psycopg.connect(url) as conn:
+            rows = conn.execute(
+                "SELECT version, type, schema_version, data, hash FROM events"
+                " WHERE game_id = %s ORDER BY version",
+                (game,),
+            ).fetchall()
+        lines = [
+            {
+                "game_id": str(game),
+                "version": v,
+                "type": t,
+                "schema_version": s,
+                "data": d,
+                "hash": h,
+            }
+            for v, t, s, d, h in rows
+        ]
+        assert len(lines) == 3 and first_break(lines) is None
     finally:
         drop_database(database_url, name)

@@ -12,6 +12,7 @@ from uuid import UUID
 import psycopg
 import pytest
 
+from domain.chain import first_break
 from domain.decider import GAME_CREATED, GAME_ENDED, GAME_STARTED, SEAT_TAKEN, Event
 from service.db import make_pool
 from service.store import (
@@ -323,3 +324,26 @@ def test_unreachable_database_is_unavailable(monkeypatch: pytest.MonkeyPatch) ->
             EventStore(dead).ping()
     finally:
         dead.close(timeout=0)
+
+
+def test_every_append_extends_the_hash_chain(store: EventStore) -> None:
+    """Tamper evidence (domain/chain.py): each row's hash links to its predecessor's."""
+    game_id = new_game(store)
+    store.append(game_id, 1, [moved(1), moved(2)])
+    store.append(game_id, 3, [moved(3)])
+    EventStore(store.pool).append(game_id, 4, [moved(4)])  # reads the hash it links to
+    lines = [
+        {
+            "game_id": str(game_id),
+            "version": r.version,
+            "type": r.type,
+            "schema_version": r.schema_version,
+            "data": r.data,
+            "hash": r.hash,
+        }
+        for r in store.load_records(game_id, limit=100)
+    ]
+    assert [line["version"] for line in lines] == [1, 2, 3, 4, 5]
+    assert first_break(lines) is None
+    lines[2]["data"] = {"n": 99}
+    assert first_break(lines) == 3

@@ -722,7 +722,14 @@ def check_events(
                     assert hand is None, f"{viewer} sees hand {seat} of round_dealt"
             if "dummy_pile" in event.data:
                 assert seen.data.get("dummy_pile") is None, f"{viewer} sees the dummy pile"
-            assert set(seen.data) <= {"round", "hands", "dummy_pile", "hand_sizes", "redacted"}
+            assert set(seen.data) <= {
+                "round",
+                "deck_offset",
+                "hands",
+                "dummy_pile",
+                "hand_sizes",
+                "redacted",
+            }
         elif event.type == CARD_PICKED and i in unrevealed and event.data["seat"] != viewer.seat:
             assert set(seen.data) <= {"seat", "round", "turn", "redacted"}, (
                 f"{viewer} sees an unrevealed pick: {seen.data}"

@@ -1,11 +1,12 @@
 """The Sushi Go! decider: ``decide`` validates a command into events, ``evolve`` applies one.
 
-Event types (schema version 1), in the order a game records them:
+Event types (schema version 1 unless said), in the order a game records them:
 
 - ``game_created``  {game, rules, seed_commitment, shuffle}
 - ``seat_taken``    {seat, name}
 - ``game_started``  {seats: [names]}
-- ``round_dealt``   {round, hands: [[card…] per seat], dummy_pile: [card…] (dummy variant only)}
+- ``round_dealt``   {round, deck_offset, hands: [[card…] per seat], dummy_pile: [card…] (dummy
+                    variant only)} — schema version 2, see upcast.py
 - ``card_picked``   {seat, round, turn, cards, chopsticks, dummy_card?, use_wasabi?, auto}
 - ``turn_revealed`` {round, turn, picks: [{seat, cards, chopsticks, dummy_card?, use_wasabi?}]}
 - ``round_scored``  {round, scores: [per scored seat: points per category with counts, total]}
@@ -36,6 +37,7 @@ from .rules import ROUNDS, Rules, parse_rules
 from .scoring import pudding_points, round_breakdowns, winners
 from .shuffle import ALGORITHM, shuffled
 from .state import Pick, State, Tableau, replace
+from .upcast import CURRENT, upcast
 
 GAME = "sushi-go"
 ROUND_DEALT = "round_dealt"
@@ -230,11 +232,11 @@ def _deal(state: State, seed: bytes) -> Event:
     size = rules.hand_size
     start = state.dealt
     hands = [list(deck[start + i * size : start + (i + 1) * size]) for i in range(rules.players)]
-    data: dict[str, Any] = {"round": state.round + 1, "hands": hands}
+    data: dict[str, Any] = {"round": state.round + 1, "deck_offset": start, "hands": hands}
     if rules.dummy:
         at = start + rules.players * size
         data["dummy_pile"] = list(deck[at : at + size])
-    return Event(ROUND_DEALT, data)
+    return Event(ROUND_DEALT, data, CURRENT[ROUND_DEALT])
 
 
 def _score_round(state: State) -> Event:
@@ -274,6 +276,8 @@ def evolve(state: State, event: Event) -> State:
     apply = _APPLY.get(event.type)
     if apply is None:
         raise ValueError(f"unknown Sushi Go! event type {event.type!r}")
+    if event.schema_version != CURRENT.get(event.type, 1):
+        event = upcast(event)  # an event recorded in an older schema
     return apply(state, event.data, state.version + 1)
 
 
