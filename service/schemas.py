@@ -88,6 +88,43 @@ class EventRecord(Schema):
     recorded_at = fields.AwareDateTime(required=True)
 
 
+class ExportLine(EventRecord):
+    """One line of GET /games/{id}/export: an event as recorded, with its link of the hash
+    chain (null until the game is over: a hash would let anyone test guesses of hidden cards)."""
+
+    game_id = fields.UUID(required=True)
+    hash = fields.String(allow_none=True, required=True)
+
+
+class AuditReport(Schema):
+    """domain/audit.py's report; its sections are described in openapi.yaml (AuditReport)."""
+
+    game_id = fields.String(allow_none=True)
+    game = fields.String(allow_none=True)
+    events = fields.Integer()
+    seats = fields.List(fields.String(allow_none=True), allow_none=True)
+    ok = fields.Boolean(required=True)
+    complete = fields.Boolean()
+    redacted = fields.List(fields.Integer())  # versions of redacted events
+    reason = fields.String(allow_none=True)
+    error = fields.String(allow_none=True)
+    points = fields.Dict(keys=fields.String())
+    recorded_totals = fields.List(fields.Integer(), allow_none=True)
+    recorded_winners = fields.List(fields.Integer(), allow_none=True)
+    chain = fields.Dict(keys=fields.String())
+    seed = fields.Dict(keys=fields.String())
+    deals = fields.Dict(keys=fields.String())
+    scores = fields.Dict(keys=fields.String())
+    replay = fields.Dict(keys=fields.String())
+    totals = fields.List(fields.Integer(), allow_none=True)
+    winners = fields.List(fields.Integer(), allow_none=True)
+    provenance = fields.List(fields.Dict(keys=fields.String()), allow_none=True)
+
+
+class StateQuery(Strict):
+    version = fields.Integer(validate=validate.Range(min=1, max=2**31 - 1))
+
+
 class EventPage(Schema):
     game_id = fields.UUID(required=True)
     version = fields.Integer(required=True)

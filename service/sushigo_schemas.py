@@ -76,11 +76,13 @@ class SeatView(Schema):
     puddings = fields.Integer(required=True)
     score = fields.Integer(required=True)
     hand = fields.List(fields.String())  # only once the game is over
+    pick = fields.Nested(PickView, allow_none=True)  # only once the game is over
 
 
 class DummyView(Schema):
     controller = fields.Integer(allow_none=True, required=True)
     pile_size = fields.Integer(required=True)
+    pile = fields.List(fields.String())  # only once the game is over
     tableau = fields.Nested(Tableau, required=True)
     puddings = fields.Integer(required=True)
     score = fields.Integer(required=True)

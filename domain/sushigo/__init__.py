@@ -5,10 +5,13 @@ The rulings implemented are S1–S18 of ``shared/rules/sushi-go.md``.
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from ..decider import Command, Event, Viewer
 from .game import GAME, decide, evolve, execute
+from .provenance import provenance
+from .replay import commands, upcast
 from .rules import Rules, parse_rules
 from .state import Pick, State
 from .views import score_sheet, view, visible_event
@@ -47,6 +50,15 @@ class SushiGo:
 
     def seat_count(self, state: State) -> int:
         return state.rules.players if state.rules else 0
+
+    def upcast(self, event: Event) -> Event:
+        return upcast(event)
+
+    def commands(self, events: Sequence[Event], seed: bytes) -> Iterator[tuple[int, Command]]:
+        return commands(events, seed)
+
+    def provenance(self, events: Sequence[Event]) -> list[dict[str, Any]]:
+        return provenance(events)
 
 
 SUSHI_GO = SushiGo()

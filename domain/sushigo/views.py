@@ -16,7 +16,7 @@ from .state import State
 
 def view(state: State, viewer: Viewer) -> dict[str, Any]:
     rules = state.rules
-    everything = state.over
+    everything = state.over or viewer.everything
     result: dict[str, Any] = {
         "game": "sushi-go",
         "status": state.status,
@@ -32,6 +32,7 @@ def view(state: State, viewer: Viewer) -> dict[str, Any]:
         result["dummy"] = {
             "controller": state.controller,
             "pile_size": len(state.dummy_pile),
+            **({"pile": list(state.dummy_pile)} if everything else {}),
             "tableau": _tableau(state, state.dummy_seat),
             "puddings": _puddings(state, state.dummy_seat),
             "score": _total(state, state.dummy_seat),
@@ -70,6 +71,8 @@ def _seat(state: State, seat: int, viewer: Viewer, everything: bool) -> dict[str
     }
     if everything and state.hands:
         data["hand"] = list(state.hands[seat])
+        pick = state.picks[seat] if state.picks else None
+        data["pick"] = pick.to_json() if pick else None
     return data
 
 
@@ -106,7 +109,7 @@ HIDDEN_PICK_FIELDS = ("cards", "chopsticks", "dummy_card", "use_wasabi", "auto")
 def visible_event(state: State, event: Event, viewer: Viewer) -> Event:
     """The matching rule for the event log: which parts of ``event`` ``viewer`` may read, given
     the game's current ``state``. Hidden values are replaced by null and listed in ``redacted``."""
-    if state.over or event.type == GAME_ENDED:
+    if state.over or viewer.everything or event.type == GAME_ENDED:
         return event
     data = event.data
     if event.type == ROUND_DEALT:

@@ -1,0 +1,55 @@
+"""The commands behind a recorded game, for replaying it (S18): every event of a game is either
+caused by a command (``game_created``, ``seat_taken``, a seat's own ``card_picked``) or follows
+from one (the start, deals, reveals, automatic last picks, scoring, the end)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+
+from ..decider import (
+    GAME_CREATED,
+    GAME_ENDED,
+    GAME_STARTED,
+    SEAT_TAKEN,
+    Command,
+    CreateGame,
+    Event,
+    MakeMove,
+    TakeSeat,
+)
+from .game import CARD_PICKED, ROUND_DEALT, ROUND_SCORED, TURN_REVEALED
+from .state import Pick
+from .upcast import upcast as upcast_event
+
+EVENT_TYPES = frozenset(
+    {
+        GAME_CREATED,
+        SEAT_TAKEN,
+        GAME_STARTED,
+        ROUND_DEALT,
+        CARD_PICKED,
+        TURN_REVEALED,
+        ROUND_SCORED,
+        GAME_ENDED,
+    }
+)
+
+
+def upcast(event: Event) -> Event:
+    """``event`` in the current schema; a type Sushi Go! does not record is refused."""
+    if event.type not in EVENT_TYPES:
+        raise ValueError(f"unknown Sushi Go! event type {event.type!r}")
+    return upcast_event(event)
+
+
+def commands(events: Sequence[Event], seed: bytes) -> Iterator[tuple[int, Command]]:
+    """``(index of the event it produced first, command)`` for every command behind ``events``.
+    A pick the service made itself (S5, ``auto``) is a consequence, not a command."""
+    for index, event in enumerate(events):
+        data = event.data
+        if event.type == GAME_CREATED:
+            yield index, CreateGame(data["rules"], data["seed_commitment"])
+        elif event.type == SEAT_TAKEN:
+            yield index, TakeSeat(data["name"], seed)
+        elif event.type == CARD_PICKED and not data.get("auto"):
+            yield index, MakeMove(data["seat"], Pick.from_json(dict(data)), seed)
