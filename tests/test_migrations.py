@@ -29,13 +29,15 @@ def test_concurrent_migrations_apply_once(database_url: str) -> None:
             tables = conn.execute(
                 "SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY 1"
             ).fetchall()
-        assert versions == [("0002",)]
+        assert versions == [("0005",)]
         assert [t for (t,) in tables] == [
             "alembic_version",
             "events",
             "game_secrets",
             "games",
+            "idempotency_keys",
             "seats",
+            "turn_deadlines",
         ]
     finally:
         drop_database(database_url, name)
