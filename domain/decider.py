@@ -14,7 +14,9 @@ never need to know which game they serve:
 
 - :class:`CreateGame` -> ``game_created`` (the first event: rules, seats, seed commitment);
 - :class:`TakeSeat` -> ``seat_taken``, and when the last seat is taken ``game_started`` followed by
-  whatever the game deals;
+  whatever the game deals; seats reserved for bots (``CreateGame.bots``) are taken right after
+  the seat before them (by ``CreateGame`` itself when they come first), each a ``seat_taken``
+  with ``bot``: consequences, not commands;
 - :class:`MakeMove` -> the game's own move events; the last one of a game is ``game_ended``, which
   reveals the seed.
 """
@@ -47,11 +49,27 @@ class Event(NamedTuple):
 # --- commands ---------------------------------------------------------------------------------
 
 
+class BotSeat(NamedTuple):
+    """A seat played by one of the game's built-in bots (``kind``: every game has ``random``
+    and ``greedy``), reserved when the game is created and taken as soon as the seats before
+    it are: ``seat_taken`` then says ``bot``."""
+
+    seat: int
+    kind: str
+    name: str
+
+
 class CreateGame(NamedTuple):
-    """Create a game with ``options`` (the game's rules) and the SHA-256 commitment of its seed."""
+    """Create a game with ``options`` (the game's rules) and the SHA-256 commitment of its seed.
+
+    ``bots`` reserve seats for bots; ``turn_seconds`` times every turn (the service enforces it:
+    the domain only records it). ``seed`` deals when bots take every seat at creation."""
 
     options: Mapping[str, Any]
     seed_commitment: str
+    seed: bytes = b""
+    bots: tuple[BotSeat, ...] = ()
+    turn_seconds: int | None = None
 
 
 class TakeSeat(NamedTuple):
@@ -62,7 +80,9 @@ class TakeSeat(NamedTuple):
 
 
 class MakeMove(NamedTuple):
-    """A seat's move. ``move`` is the game's own move object; ``seed`` lets the decider deal."""
+    """A seat's move. ``move`` is the game's own move object; ``seed`` lets the decider deal.
+    A move the service makes for a seat says so in the move object: ``by`` is ``BY_BOT`` (a
+    bot's seat) or ``BY_CLOCK`` (a seat whose time ran out), and the event records it."""
 
     seat: int
     move: Any
@@ -70,6 +90,9 @@ class MakeMove(NamedTuple):
 
 
 Command = CreateGame | TakeSeat | MakeMove
+
+BY_BOT = "bot"  # a move made by a bot seat's bot
+BY_CLOCK = "clock"  # a move made for a seat whose turn timed out (by the greedy bot)
 
 
 # --- viewers ----------------------------------------------------------------------------------
@@ -166,6 +189,26 @@ class Game(Protocol[S]):
     def is_over(self, state: S) -> bool: ...
 
     def seat_count(self, state: S) -> int: ...
+
+    # --- bots and the turn clock (game-independent: the service drives them) -----------------
+
+    def awaiting(self, state: S) -> Sequence[int]:
+        """The seats whose move the game waits for now (none before the start or once over)."""
+        ...
+
+    def bots(self, state: S) -> Mapping[int, str]:
+        """Bot seats (reserved or taken) and the kind of bot playing each."""
+        ...
+
+    def turn_seconds(self, state: S) -> int | None:
+        """The time a seat has for each move, as recorded at creation; None: untimed."""
+        ...
+
+    def bot_move(self, state: S, seat: int, kind: str, seed: bytes, by: str = BY_BOT) -> Any:
+        """The move bot ``kind`` makes for awaiting ``seat``, marked ``by`` (BY_BOT or BY_CLOCK).
+        Pure and deterministic: any randomness comes from ``seed`` and ``state`` (see
+        ``domain.bots.bot_random``), so a retried append decides the same move."""
+        ...
 
     # --- replay and audit (S18) ---------------------------------------------------------------
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .decider import Game
+from .sequence import SEQUENCE
 from .sushigo import SUSHI_GO
 
-GAMES: dict[str, Game] = {SUSHI_GO.name: SUSHI_GO}
+GAMES: dict[str, Game] = {SUSHI_GO.name: SUSHI_GO, SEQUENCE.name: SEQUENCE}

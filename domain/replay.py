@@ -16,8 +16,10 @@ from typing import Any
 from .decider import GAME_ENDED, Command, Event, Game
 
 CHECKS = ("replay", "deals", "scores")
-DEAL_TYPES = frozenset({"round_dealt"})
-SCORE_TYPES = frozenset({"round_scored", GAME_ENDED})
+# Events that deal cards from the seed, and events that score, in any hosted game (Sushi Go!:
+# round_dealt, round_scored; Sequence: cards_dealt, deck_reshuffled (Q2/Q8), sequence_completed).
+DEAL_TYPES = frozenset({"round_dealt", "cards_dealt", "deck_reshuffled"})
+SCORE_TYPES = frozenset({"round_scored", "sequence_completed", GAME_ENDED})
 
 
 def replay(game: Game[Any], events: list[Event], seed: bytes) -> dict[str, Any]:

@@ -5,10 +5,11 @@ The rulings implemented are S1–S18 of ``shared/rules/sushi-go.md``.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from ..decider import Command, Event, Viewer
+from ..decider import BY_BOT, Command, Event, Viewer
+from .bots import awaiting, bot_move
 from .game import GAME, decide, evolve, execute
 from .provenance import provenance
 from .replay import commands, upcast
@@ -50,6 +51,18 @@ class SushiGo:
 
     def seat_count(self, state: State) -> int:
         return state.rules.players if state.rules else 0
+
+    def awaiting(self, state: State) -> list[int]:
+        return awaiting(state)
+
+    def bots(self, state: State) -> Mapping[int, str]:
+        return state.bots
+
+    def turn_seconds(self, state: State) -> int | None:
+        return state.turn_seconds
+
+    def bot_move(self, state: State, seat: int, kind: str, seed: bytes, by: str = BY_BOT) -> Pick:
+        return bot_move(state, seat, kind, seed, by)
 
     def upcast(self, event: Event) -> Event:
         return upcast(event)

@@ -2,12 +2,13 @@
 
 Event types (schema version 1 unless said), in the order a game records them:
 
-- ``game_created``  {game, rules, seed_commitment, shuffle}
-- ``seat_taken``    {seat, name}
+- ``game_created``  {game, rules, seed_commitment, shuffle, bots?, turn_seconds?}
+- ``seat_taken``    {seat, name, bot?} (``bot``: the kind of bot playing the seat)
 - ``game_started``  {seats: [names]}
 - ``round_dealt``   {round, deck_offset, hands: [[card…] per seat], dummy_pile: [card…] (dummy
                     variant only)} — schema version 2, see upcast.py
-- ``card_picked``   {seat, round, turn, cards, chopsticks, dummy_card?, use_wasabi?, auto}
+- ``card_picked``   {seat, round, turn, cards, chopsticks, dummy_card?, use_wasabi?, auto, by?}
+                    (``by``: ``bot`` or ``clock`` when the service picked for the seat)
 - ``turn_revealed`` {round, turn, picks: [{seat, cards, chopsticks, dummy_card?, use_wasabi?}]}
 - ``round_scored``  {round, scores: [per scored seat: points per category with counts, total]}
 - ``game_ended``    {puddings: [{count, points}], totals, winners, seed}
@@ -17,7 +18,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..bots import KINDS as BOT_KINDS
+from ..bots import bots_from_json, bots_to_json, check_bots, check_turn_seconds
 from ..decider import (
+    BY_BOT,
+    BY_CLOCK,
     GAME_CREATED,
     GAME_ENDED,
     GAME_STARTED,
@@ -84,13 +89,20 @@ def _create(log: _Log, command: CreateGame) -> None:
     if log.state.rules is not None:
         raise conflict("game_exists", "this game has already been created")
     rules = parse_rules(command.options)
-    data = {
+    bots = check_bots(command.bots, rules.players, BOT_KINDS)
+    seconds = check_turn_seconds(command.turn_seconds)
+    data: dict[str, Any] = {
         "game": GAME,
         "rules": rules.to_json(),
         "seed_commitment": command.seed_commitment,
         "shuffle": ALGORITHM,
     }
+    if bots:  # only when used: games without bots record what they always did
+        data["bots"] = bots_to_json(bots)
+    if seconds is not None:
+        data["turn_seconds"] = seconds
     log.record(Event(GAME_CREATED, data))
+    _seat_bots(log, command.seed)
 
 
 def _take_seat(log: _Log, command: TakeSeat) -> None:
@@ -101,9 +113,20 @@ def _take_seat(log: _Log, command: TakeSeat) -> None:
         raise conflict("game_full", "every seat of this game is taken")
     seat = len(state.names)
     log.record(Event(SEAT_TAKEN, {"seat": seat, "name": command.name}))
-    if seat + 1 == state.rules.players:
+    _seat_bots(log, command.seed)
+
+
+def _seat_bots(log: _Log, seed: bytes) -> None:
+    """Bots take their reserved seats as soon as every seat before them is taken (so seats are
+    always taken in seat order); the last seat taken starts the game and deals (S2)."""
+    rules: Rules = log.state.rules  # type: ignore[assignment]
+    bots = {bot.seat: bot for bot in log.state.bot_seats}
+    while (seat := len(log.state.names)) in bots:
+        bot = bots[seat]
+        log.record(Event(SEAT_TAKEN, {"seat": seat, "name": bot.name, "bot": bot.kind}))
+    if len(log.state.names) == rules.players:
         log.record(Event(GAME_STARTED, {"seats": list(log.state.names)}))
-        log.record(_deal(log.state, command.seed))
+        log.record(_deal(log.state, seed))
 
 
 def _pick(log: _Log, command: MakeMove) -> None:
@@ -123,6 +146,8 @@ def _pick(log: _Log, command: MakeMove) -> None:
             turn=state.turn,
         )
     pick = _validate(state, seat, command.move)
+    if state.bot_seats or pick.by is not None:
+        _check_origin(state, seat, pick)
     log.record(_picked(state, seat, pick), _with_pick(state, seat, pick, state.version + 1))
     if None not in log.state.picks:
         _consequences(log, command.seed)
@@ -174,7 +199,18 @@ def _validate(state: State, seat: int, move: Any) -> Pick:
                 "use_wasabi needs one true/false per picked card, in the same order (S9)",
             )
         wasabi = tuple(wasabi)
-    return Pick(cards, dummy_card, wasabi)
+    return Pick(cards, dummy_card, wasabi, by=move.by)
+
+
+def _check_origin(state: State, seat: int, pick: Pick) -> None:
+    """A bot's seat is played by its bot only; the clock picks for a person's seat only. Not
+    reachable over HTTP (a bot's seat has no token): the check keeps a replayed log honest."""
+    bot = state.bots.get(seat)
+    if pick.by not in (None, BY_BOT, BY_CLOCK):
+        raise ValueError(f"a pick is made by a player, {BY_BOT!r} or {BY_CLOCK!r}, not {pick.by!r}")
+    if (bot is None) == (pick.by == BY_BOT):
+        who = f"a {bot} bot" if bot else "a person"
+        raise ValueError(f"seat {seat} is played by {who}; this pick says it is by {pick.by}")
 
 
 def _picked(state: State, seat: int, pick: Pick) -> Event:
@@ -287,6 +323,8 @@ def _on_created(state: State, data: Any, version: int) -> State:
         version=version,
         rules=parse_rules(data["rules"]),
         seed_commitment=data["seed_commitment"],
+        bot_seats=bots_from_json(data.get("bots")),
+        turn_seconds=data.get("turn_seconds"),
     )
 
 

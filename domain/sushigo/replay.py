@@ -1,11 +1,13 @@
 """The commands behind a recorded game, for replaying it (S18): every event of a game is either
-caused by a command (``game_created``, ``seat_taken``, a seat's own ``card_picked``) or follows
-from one (the start, deals, reveals, automatic last picks, scoring, the end)."""
+caused by a command (``game_created``, a person's ``seat_taken``, a ``card_picked`` that is not
+``auto`` — the seat's own, a bot's or the clock's) or follows from one (bots taking their
+reserved seats, the start, deals, reveals, automatic last picks, scoring, the end)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
+from ..bots import bots_from_json
 from ..decider import (
     GAME_CREATED,
     GAME_ENDED,
@@ -44,12 +46,15 @@ def upcast(event: Event) -> Event:
 
 def commands(events: Sequence[Event], seed: bytes) -> Iterator[tuple[int, Command]]:
     """``(index of the event it produced first, command)`` for every command behind ``events``.
-    A pick the service made itself (S5, ``auto``) is a consequence, not a command."""
+    A pick the service made itself (S5, ``auto``) is a consequence, not a command; a bot's or
+    the clock's pick (``by``) is a command, re-decided by the rules like any other."""
     for index, event in enumerate(events):
         data = event.data
         if event.type == GAME_CREATED:
-            yield index, CreateGame(data["rules"], data["seed_commitment"])
-        elif event.type == SEAT_TAKEN:
+            bots = bots_from_json(data.get("bots"))
+            seconds = data.get("turn_seconds")
+            yield index, CreateGame(data["rules"], data["seed_commitment"], seed, bots, seconds)
+        elif event.type == SEAT_TAKEN and "bot" not in data:
             yield index, TakeSeat(data["name"], seed)
         elif event.type == CARD_PICKED and not data.get("auto"):
             yield index, MakeMove(data["seat"], Pick.from_json(dict(data)), seed)

@@ -18,38 +18,16 @@ Written so that a third party can re-implement it from this description alone:
 
 from __future__ import annotations
 
-import hashlib
-import hmac
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from functools import lru_cache
 
+from ..shuffle import ALGORITHM, fisher_yates, random_words
 from .cards import CANONICAL_DECK
 
-ALGORITHM = "cardroom-shuffle-v1"
-_LABEL = ALGORITHM.encode()
-
-
-def random_words(seed: bytes) -> Iterator[int]:
-    """The seed's stream of unsigned 32-bit numbers (step 2)."""
-    block = 0
-    while True:
-        digest = hmac.new(seed, _LABEL + block.to_bytes(8, "big"), hashlib.sha256).digest()
-        for k in range(0, 32, 4):
-            yield int.from_bytes(digest[k : k + 4], "big")
-        block += 1
+__all__ = ["ALGORITHM", "random_words", "shuffled"]
 
 
 @lru_cache(maxsize=1024)  # a game deals three times from the same seed
 def shuffled(seed: bytes, cards: Sequence[str] = CANONICAL_DECK) -> tuple[str, ...]:
-    """The deck in the order the seed gives it (steps 3 and 4)."""
-    words = random_words(seed)
-    deck = list(cards)
-    for i in range(len(deck) - 1, 0, -1):
-        n = i + 1
-        limit = 2**32 - (2**32 % n)
-        x = next(words)
-        while x >= limit:
-            x = next(words)
-        j = x % n
-        deck[i], deck[j] = deck[j], deck[i]
-    return tuple(deck)
+    """The deck in the order the seed gives it (steps 3 and 4; the shared ``domain.shuffle``)."""
+    return fisher_yates(cards, seed)[0]

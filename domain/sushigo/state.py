@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
+from ..decider import BotSeat
 from .cards import CHOPSTICKS, WASABI
 from .rules import Rules
 
@@ -29,12 +30,14 @@ class Tableau(NamedTuple):
 
 class Pick(NamedTuple):
     """A seat's pick (S4): one card, or two in order with chopsticks (S6); the controller of the
-    dummy also names the dummy's card (S17); in zoch, ``use_wasabi`` may decline wasabi (S9)."""
+    dummy also names the dummy's card (S17); in zoch, ``use_wasabi`` may decline wasabi (S9).
+    ``by`` says who made a pick the seat's player did not send: ``bot`` or ``clock``."""
 
     cards: tuple[str, ...]
     dummy_card: str | None = None
     use_wasabi: tuple[bool, ...] | None = None
     auto: bool = False
+    by: str | None = None
 
     @property
     def chopsticks(self) -> bool:
@@ -46,7 +49,8 @@ class Pick(NamedTuple):
         return self.cards if self.dummy_card is None else (*self.cards, self.dummy_card)
 
     def to_json(self, seat: int | None = None, auto: bool = True) -> dict[str, Any]:
-        """The pick as event data, with ``seat`` first if given and ``auto`` unless told not."""
+        """The pick as event data, with ``seat`` first if given and ``auto`` (and ``by``, if
+        set) unless told not."""
         data: dict[str, Any] = {} if seat is None else {"seat": seat}
         data["cards"] = list(self.cards)
         data["chopsticks"] = len(self.cards) == 2
@@ -56,6 +60,8 @@ class Pick(NamedTuple):
             data["use_wasabi"] = list(self.use_wasabi)
         if auto:
             data["auto"] = self.auto
+            if self.by is not None:
+                data["by"] = self.by
         return data
 
     @classmethod
@@ -66,6 +72,7 @@ class Pick(NamedTuple):
             data.get("dummy_card"),
             wasabi if wasabi is None else tuple(wasabi),
             data.get("auto", False),
+            data.get("by"),
         )
 
 
@@ -91,6 +98,13 @@ class State(NamedTuple):
     totals: tuple[int, ...] = ()
     winners: tuple[int, ...] = ()
     seed: str | None = None  # revealed by the last event (S18)
+    bot_seats: tuple[BotSeat, ...] = ()  # seats reserved for bots at creation, in seat order
+    turn_seconds: int | None = None  # the turn clock, enforced by the service
+
+    @property
+    def bots(self) -> dict[int, str]:
+        """Bot seat -> kind of bot."""
+        return {bot.seat: bot.kind for bot in self.bot_seats}
 
     @property
     def status(self) -> str:

@@ -26,6 +26,7 @@ def view(state: State, viewer: Viewer) -> dict[str, Any]:
         "seed_commitment": state.seed_commitment,
         "round": state.round,
         "turn": state.turn,
+        "turn_seconds": state.turn_seconds,
         "seats": [_seat(state, seat, viewer, everything) for seat in range(_players(state))],
     }
     if state.dummy_seat is not None:
@@ -63,6 +64,7 @@ def _seat(state: State, seat: int, viewer: Viewer, everything: bool) -> dict[str
         "seat": seat,
         "name": state.names[seat] if taken else None,
         "taken": taken,
+        "bot": state.bots.get(seat),  # reserved at creation: known before the bot sits
         "hand_size": _hand_size(state, seat),
         "picked": bool(state.picks) and state.picks[seat] is not None,
         "tableau": _tableau(state, seat),
@@ -103,7 +105,7 @@ def _total(state: State, seat: int) -> int:
 
 # --- events ---------------------------------------------------------------------------------------
 
-HIDDEN_PICK_FIELDS = ("cards", "chopsticks", "dummy_card", "use_wasabi", "auto")
+HIDDEN_PICK_FIELDS = ("cards", "chopsticks", "dummy_card", "use_wasabi", "auto", "by")
 
 
 def visible_event(state: State, event: Event, viewer: Viewer) -> Event:

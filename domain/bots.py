@@ -1,0 +1,81 @@
+"""Built-in bots, the game-independent part: bot seats as recorded, the bots' seeded randomness,
+and the loop that lets bots move until the game waits for a person.
+
+A game offers bots through ``Game.bot_move(state, seat, kind, seed, by)``; every game has the
+kinds ``random`` and ``greedy`` (the turn clock plays ``greedy`` for a seat whose time ran out).
+Bot moves are ordinary commands (``MakeMove``) whose move says ``by``: they are recorded like any
+move and re-decided like any move by the audit.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import random
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from .decider import BY_BOT, BotSeat, Game, MakeMove, rule_broken
+
+RANDOM, GREEDY = "random", "greedy"
+KINDS = (RANDOM, GREEDY)
+CLOCK_KIND = GREEDY  # who moves for a seat whose turn timed out
+MAX_BOT_MOVES = 1000  # more than any game has moves: a bot loop that does not end is a bug
+_LABEL = b"cardroom-bot-v1"
+
+
+def check_bots(bots: Iterable[BotSeat], players: int, kinds: Sequence[str]) -> tuple[BotSeat, ...]:
+    """The bot seats in seat order, or ``invalid_bots`` naming what is wrong."""
+    ordered = tuple(sorted(bots, key=lambda b: b.seat))
+    seats = [b.seat for b in ordered]
+    if len(set(seats)) != len(seats):
+        raise rule_broken("invalid_bots", "each seat can have one bot only")
+    for bot in ordered:
+        if not 0 <= bot.seat < players:
+            raise rule_broken(
+                "invalid_bots", f"seat {bot.seat} does not exist: seats are 0 to {players - 1}"
+            )
+        if bot.kind not in kinds:
+            raise rule_broken(
+                "invalid_bots", f"unknown bot {bot.kind!r}; bots are {', '.join(kinds)}"
+            )
+        if not isinstance(bot.name, str) or not 1 <= len(bot.name) <= 40:
+            raise rule_broken("invalid_bots", "a bot's name has 1 to 40 characters")
+    return ordered
+
+
+def bots_to_json(bots: Sequence[BotSeat]) -> list[dict[str, Any]]:
+    return [{"seat": b.seat, "kind": b.kind, "name": b.name} for b in bots]
+
+
+def bots_from_json(data: Sequence[Mapping[str, Any]] | None) -> tuple[BotSeat, ...]:
+    return tuple(BotSeat(b["seat"], b["kind"], b["name"]) for b in data or ())
+
+
+def check_turn_seconds(seconds: int | None) -> int | None:
+    # The API's schema bounds it; here only what would make the clock meaningless.
+    if seconds is not None and (
+        not isinstance(seconds, int) or isinstance(seconds, bool) or seconds < 1
+    ):
+        raise ValueError(f"turn_seconds must be a positive whole number, not {seconds!r}")
+    return seconds
+
+
+def bot_random(seed: bytes, version: int, seat: int) -> random.Random:
+    """The random numbers of a bot deciding for ``seat`` at game ``version``:
+    ``HMAC-SHA256(key=seed, msg=b"cardroom-bot-v1" + version (8 bytes) + seat (2 bytes))``
+    seeds the generator. Why the secret seed: nobody can predict a bot before the game ends;
+    why the version: each decision gets its own numbers, the same on every retry."""
+    message = _LABEL + version.to_bytes(8, "big") + seat.to_bytes(2, "big")
+    digest = hmac.new(seed, message, hashlib.sha256).digest()
+    return random.Random(int.from_bytes(digest, "big"))
+
+
+def bot_command(game: Game[Any], state: Any, seed: bytes) -> MakeMove | None:
+    """The move the first awaiting bot seat makes now, if any seat the game waits for is a bot."""
+    bots = game.bots(state)
+    for seat in game.awaiting(state):
+        kind = bots.get(seat)
+        if kind is not None:
+            return MakeMove(seat, game.bot_move(state, seat, kind, seed, BY_BOT), seed)
+    return None

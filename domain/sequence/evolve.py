@@ -1,0 +1,157 @@
+"""``evolve`` for Sequence: the state after one event (the event types are listed in game.py).
+
+Evolve trusts the events (``decide`` checked them); it never needs the seed: the draw pile is kept
+as where it comes from (``State.pile_base``/``pile_offset``) and how much of it was drawn."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..bots import bots_from_json
+from ..decider import GAME_CREATED, GAME_ENDED, GAME_STARTED, SEAT_TAKEN, Event
+from .board import Cell, index
+from .rules import parse_rules
+from .sequences import EMPTY, update_runs
+from .state import EMPTY_BOARD, State, replace
+
+GAME = "sequence"
+CARDS_DEALT = "cards_dealt"
+CARD_PLAYED = "card_played"
+DEAD_CARD_DISCARDED = "dead_card_discarded"
+TURN_PASSED = "turn_passed"
+SEQUENCE_COMPLETED = "sequence_completed"
+DECK_RESHUFFLED = "deck_reshuffled"
+
+
+def evolve(state: State, event: Event) -> State:
+    apply = _APPLY.get(event.type)
+    if apply is None:
+        raise ValueError(f"unknown Sequence event type {event.type!r}")
+    if event.schema_version != 1:
+        raise ValueError(f"{event.type} v{event.schema_version} is not known to this server")
+    return apply(state, event.data, state.version + 1)
+
+
+def _on_created(state: State, data: Any, version: int) -> State:
+    return replace(
+        state,
+        version=version,
+        rules=parse_rules(data["rules"]),
+        seed_commitment=data["seed_commitment"],
+        bot_seats=bots_from_json(data.get("bots")),
+        turn_seconds=data.get("turn_seconds"),
+    )
+
+
+def _on_seat_taken(state: State, data: Any, version: int) -> State:
+    return replace(state, version=version, names=(*state.names, data["name"]))
+
+
+def _on_started(state: State, data: Any, version: int) -> State:
+    return replace(state, version=version, started=True)
+
+
+def _on_dealt(state: State, data: Any, version: int) -> State:
+    hands = tuple(tuple(hand) for hand in data["hands"])
+    return replace(
+        state,
+        version=version,
+        turn=1,
+        hands=hands,
+        chips=EMPTY_BOARD,
+        pile_taken=state.pile_taken + sum(map(len, hands)),
+    )
+
+
+def _exchanged(state: State, seat: int, card: str, drawn: str | None) -> tuple:
+    """The hands after ``seat`` gave up ``card`` and drew ``drawn``."""
+    hand = list(state.hands[seat])
+    hand.remove(card)
+    if drawn is not None:
+        hand.append(drawn)
+    return (*state.hands[:seat], tuple(hand), *state.hands[seat + 1 :])
+
+
+def _on_played(state: State, data: Any, version: int) -> State:
+    seat, drawn = data["seat"], data["drawn"]
+    chips, runs = state.chips, state.runs
+    for key, owner in (("cell", state.rules.team_of(seat)), ("removed", EMPTY)):  # type: ignore[union-attr]
+        if data[key] is not None:
+            cell: Cell = (data[key][0], data[key][1])
+            at = index(cell)
+            chips = (*chips[:at], owner, *chips[at + 1 :])
+            runs = update_runs(runs, chips, cell)
+    return replace(
+        state,
+        version=version,
+        turn=state.turn + 1,
+        hands=_exchanged(state, seat, data["card"], drawn),
+        chips=chips,
+        runs=runs,
+        discard=(*state.discard, data["card"]),
+        pile_taken=state.pile_taken + (drawn is not None),
+        discarded=False,
+        passes=0,
+    )
+
+
+def _on_discarded(state: State, data: Any, version: int) -> State:
+    drawn = data["drawn"]
+    return replace(
+        state,
+        version=version,
+        hands=_exchanged(state, data["seat"], data["card"], drawn),
+        discard=(*state.discard, data["card"]),
+        pile_taken=state.pile_taken + (drawn is not None),
+        discarded=True,
+    )
+
+
+def _on_passed(state: State, data: Any, version: int) -> State:
+    return replace(
+        state, version=version, turn=state.turn + 1, discarded=False, passes=state.passes + 1
+    )
+
+
+def _on_completed(state: State, data: Any, version: int) -> State:
+    return replace(state, version=version)  # the runs were found when the chip was placed
+
+
+def _on_reshuffled(state: State, data: Any, version: int) -> State:
+    return replace(
+        state,
+        version=version,
+        discard=(),
+        pile_base=tuple(data["cards"]),
+        pile_offset=data["stream_offset"],
+        pile_taken=0,
+        reshuffles=data["reshuffle"],
+    )
+
+
+def _on_ended(state: State, data: Any, version: int) -> State:
+    return replace(
+        state,
+        version=version,
+        over=True,
+        result=data["result"],
+        winning_team=data["team"],
+        winners=tuple(data["winners"]),
+        totals=tuple(data["totals"]),
+        seed=data["seed"],
+    )
+
+
+_APPLY = {
+    GAME_CREATED: _on_created,
+    SEAT_TAKEN: _on_seat_taken,
+    GAME_STARTED: _on_started,
+    CARDS_DEALT: _on_dealt,
+    CARD_PLAYED: _on_played,
+    DEAD_CARD_DISCARDED: _on_discarded,
+    TURN_PASSED: _on_passed,
+    SEQUENCE_COMPLETED: _on_completed,
+    DECK_RESHUFFLED: _on_reshuffled,
+    GAME_ENDED: _on_ended,
+}
+EVENT_TYPES = frozenset(_APPLY)

@@ -1,0 +1,44 @@
+"""The commands behind a recorded Sequence game, for replaying it (Q2): ``game_created``,
+a person's ``seat_taken``, ``card_played``, ``dead_card_discarded`` and a seat's own
+``turn_passed`` each come from a command (a bot's or the clock's move, ``by``, too); bots taking
+their seats, the start, the deal, passes the service made (``auto``), sequences, reshuffles and
+the end follow from them."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+
+from ..bots import bots_from_json
+from ..decider import GAME_CREATED, SEAT_TAKEN, Command, CreateGame, Event, MakeMove, TakeSeat
+from .game import CARD_PLAYED, DEAD_CARD_DISCARDED, EVENT_TYPES, TURN_PASSED
+from .state import Discard, Pass, Play
+
+
+def upcast(event: Event) -> Event:
+    """Every Sequence event type is at schema version 1 so far: the identity, for known types."""
+    if event.type not in EVENT_TYPES:
+        raise ValueError(f"unknown Sequence event type {event.type!r}")
+    if event.schema_version != 1:
+        raise ValueError(f"{event.type} v{event.schema_version} is not known to this server")
+    return event
+
+
+def commands(events: Sequence[Event], seed: bytes) -> Iterator[tuple[int, Command]]:
+    """``(index of the event it produced first, command)`` for every command behind ``events``."""
+    for position, event in enumerate(events):
+        data = event.data
+        by = data.get("by")
+        if event.type == GAME_CREATED:
+            bots = bots_from_json(data.get("bots"))
+            seconds = data.get("turn_seconds")
+            yield position, CreateGame(data["rules"], data["seed_commitment"], seed, bots, seconds)
+        elif event.type == SEAT_TAKEN and "bot" not in data:
+            yield position, TakeSeat(data["name"], seed)
+        elif event.type == CARD_PLAYED:
+            cell = data["cell"] if data["cell"] is not None else data["removed"]
+            play = Play(data["card"], (cell[0], cell[1]), by)
+            yield position, MakeMove(data["seat"], play, seed)
+        elif event.type == DEAD_CARD_DISCARDED:
+            yield position, MakeMove(data["seat"], Discard(data["card"], by), seed)
+        elif event.type == TURN_PASSED and not data["auto"]:
+            yield position, MakeMove(data["seat"], Pass(by), seed)
