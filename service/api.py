@@ -5,20 +5,22 @@ from __future__ import annotations
 from typing import Any
 from uuid import UUID
 
-from domain.audit import audit
 from flask import Blueprint, Response, current_app, json, request, send_file, url_for
 
+from domain.audit import audit
 from domain.decider import GAME_ENDED, Viewer
-from service import auth
+from service import auth, live
 from service.play import GameService, Loaded, adapter_for
 from service.problems import Problem
 from service.schemas import (
+    LONG_POLL_MAX_SECONDS,
     AuditReport,
     CreateGameRequest,
     EventPage,
     EventsQuery,
     ExportLine,
     GameList,
+    GameQuery,
     Health,
     JoinRequest,
     ListGamesQuery,
@@ -42,10 +44,15 @@ AUDIT_REPORT = AuditReport()
 MAX_EVENTS = 100_000  # far more than any game has
 STATE_QUERY = StateQuery()
 HEALTH = Health()
+GAME_QUERY = GameQuery()
 
 
 def games() -> GameService:
     return current_app.extensions["cardroom"]
+
+
+def hub() -> live.Hub:
+    return current_app.extensions["cardroom_live"]
 
 
 def json_response(body: Any, status: int = 200, **headers: str) -> Response:
@@ -93,7 +100,14 @@ def load(game_id: UUID) -> Loaded:
 def view_body(loaded: Loaded, seat: int | None) -> dict[str, Any]:
     adapter = loaded.adapter
     view = adapter.game.view(loaded.state, Viewer(seat))
-    return adapter.view.dump({"id": loaded.id, **view})
+    return adapter.view.dump({"id": loaded.id, **view, **deadline_of(loaded)})
+
+
+def deadline_of(loaded: Loaded, past: bool = False) -> dict[str, Any]:
+    """``turn_deadline``, only while a timed turn waits for someone: the turn clock's deadline
+    is in the database, not in the game's state (so not in the domain's view)."""
+    deadline = games().turn_deadline(loaded, past)
+    return {} if deadline is None else {"turn_deadline": deadline}
 
 
 def game_url(game_id: UUID) -> str:
@@ -108,7 +122,7 @@ def create_game() -> Response:
     body = CREATE_GAME_REQUEST.load(json_body())
     adapter = adapter_for(body["game"])
     options = {**adapter.rules.load(body["rules"]), "players": body["players"]}
-    loaded = games().create(body["game"], options)
+    loaded = games().create(body["game"], options, body["bots"], body.get("turn_seconds"))
     return json_response(view_body(loaded, None), 201, Location=game_url(loaded.id))
 
 
@@ -148,9 +162,18 @@ def list_games() -> Response:
 @api.get("/games/<game_id>")
 def get_game(game_id: str) -> Response:
     gid = game_id_of(game_id)
+    query = GAME_QUERY.load(request.args.to_dict())
     loaded = load(gid)
     seat = auth.optional_seat(games(), gid)
-    return json_response(view_body(loaded, seat))
+    if "wait_after" in query:  # a long poll
+        seconds = query.get("wait_seconds", LONG_POLL_MAX_SECONDS)
+        loaded = live.wait_past(hub(), gid, query["wait_after"], seconds, lambda: load(gid), loaded)
+    # A seat and a spectator see different bodies at the same version: the tag names both.
+    tag = f"{loaded.version}-{'spectator' if seat is None else f'seat{seat}'}"
+    headers = {"ETag": f'W/"{tag}"', "Vary": "Authorization"}
+    if request.if_none_match.contains_weak(tag):
+        return Response(status=304, headers=headers)
+    return json_response(view_body(loaded, seat), **headers)
 
 
 @api.post("/games/<game_id>/players")
@@ -166,7 +189,7 @@ def join_game(game_id: str) -> Response:
         "name": body["name"],
         "token": token,
         "token_type": "Bearer",
-        "started": loaded.adapter.game.seat_count(loaded.state) == seat + 1,
+        "started": games().started(loaded),  # bots may take the seats after this one
     }
     return json_response(SEAT_GRANTED.dump(granted), 201, Location=game_url(gid))
 
@@ -247,7 +270,8 @@ def state_at(game_id: str) -> Response:
     game = loaded.adapter.game
     past = games().state_at(loaded, version)
     view = game.view(past, Viewer(seat, everything=game.is_over(loaded.state)))
-    return json_response(loaded.adapter.view.dump({"id": gid, **view}))
+    then = deadline_of(Loaded(gid, loaded.adapter, past), past=True)
+    return json_response(loaded.adapter.view.dump({"id": gid, **view, **then}))
 
 
 @api.get("/games/<game_id>/export")

@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import atexit
+import os
 from pathlib import Path
 from typing import Any
 
 from flask import Flask
 from psycopg_pool import ConnectionPool
 
-from service import db, problems
+from service import clock, db, idempotency, live, problems
 from service.api import api
 from service.play import GameService
 from service.store import EventStore
+from service.stream import stream_api
 
 OPENAPI_PATH = Path(__file__).resolve().parent.parent / "openapi.yaml"
 MAX_BODY_BYTES = 16 * 1024  # a move is a few hundred bytes; anything near this is not one
@@ -31,12 +33,30 @@ def create_app(
         MAX_CONTENT_LENGTH=MAX_BODY_BYTES,
         OPENAPI_PATH=str(OPENAPI_PATH),
         JSON_SORT_KEYS=False,
+        # Seconds between the turn clock's sweeps in this process; 0: no sweeper (tests).
+        CARDROOM_CLOCK_INTERVAL=float(
+            os.environ.get("CARDROOM_CLOCK_INTERVAL", clock.DEFAULT_INTERVAL)
+        ),
     )
     app.config.update(config or {})
     if pool is None:
         pool = db.make_pool(database_url or db.database_url())
         atexit.register(pool.close)
-    app.extensions["cardroom"] = GameService(EventStore(pool))
+    games = app.extensions["cardroom"] = GameService(EventStore(pool))
+    sweeper = app.extensions["cardroom_clock"] = clock.Sweeper(
+        games, app.config["CARDROOM_CLOCK_INTERVAL"] or clock.DEFAULT_INTERVAL
+    )
+    if app.config["CARDROOM_CLOCK_INTERVAL"] > 0:  # every process sweeps: see service/clock.py
+        sweeper.start()
+        atexit.register(sweeper.stop)
+    # First of the hooks: its after_request runs last, so it stores responses as sent.
+    idempotency.register(app, pool)
+    # The hub listens for appends on its own connection, from its first use on (streams and
+    # long polls): routes-only apps and plain reads never open it.
+    hub = live.Hub(lambda: pool.conninfo)
+    atexit.register(hub.stop)
+    app.extensions["cardroom_live"] = hub
     problems.register(app)
     app.register_blueprint(api)
+    app.register_blueprint(stream_api)
     return app

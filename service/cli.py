@@ -6,10 +6,15 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import signal
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from service import db
+
+# Why so many: an event stream holds a thread for up to a minute and a long poll for up to 30 s,
+# mostly asleep; the database pool, not the thread count, bounds the real work.
+DEFAULT_THREADS = 16
 
 
 def _default_workers() -> int:
@@ -25,7 +30,12 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=int, default=8000)
     serve.add_argument("--workers", type=int, default=_default_workers())
-    serve.add_argument("--threads", type=int, default=4, help="threads per worker (gthread)")
+    serve.add_argument(
+        "--threads",
+        type=int,
+        default=DEFAULT_THREADS,
+        help="threads per worker (gthread); each open event stream or long poll holds one",
+    )
     serve.add_argument(
         "--no-access-log", action="store_true", help="do not log each request (benchmarks)"
     )
@@ -64,8 +74,25 @@ def serve(host: str, port: int, workers: int, threads: int = 1, access_log: bool
             # (a pool's connections and threads must not be shared across processes).
             "preload_app": False,
             "accesslog": "-" if access_log else None,
+            "post_worker_init": _end_live_requests_on_exit,
         }
     )
+
+
+def _end_live_requests_on_exit(worker: Any) -> None:
+    """When the worker is told to stop, its event streams and long polls end at once (clients
+    resume elsewhere) instead of holding the shutdown for their whole lifetime."""
+    hub = worker.wsgi.extensions["cardroom_live"]
+    for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGQUIT):
+        previous = signal.getsignal(signum)
+        if not callable(previous):
+            continue
+
+        def handler(number: int, frame: Any, previous: Callable[..., Any] = previous) -> None:
+            hub.stop(join=False)
+            previous(number, frame)
+
+        signal.signal(signum, handler)
 
 
 def _run_gunicorn(options: dict[str, Any]) -> None:

@@ -4,16 +4,32 @@ Optimistic concurrency: a command is decided on the state at version N and appen
 if another request appended first, the store raises VersionConflict and the command is decided
 again on the fresh state. Players picking at the same moment therefore all succeed, while a
 second pick by the same seat in the same turn is refused by the rules (S4) on the retry.
+
+Every command is followed, in the same append, by the moves bots owe (service/autoplay.py); an
+append that starts a timed turn writes its deadline row in the same statement (service/clock.py
+makes the moves of turns whose deadline passed).
 """
 
 from __future__ import annotations
 
 import secrets
+from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 from uuid import UUID, uuid4
 
-from domain.decider import CreateGame, MakeMove, TakeSeat, commitment, conflict
+from domain.decider import (
+    SPECTATOR,
+    BotSeat,
+    CreateGame,
+    MakeMove,
+    TakeSeat,
+    commitment,
+    conflict,
+)
+from service import autoplay
+from service.deadlines import Deadlines
 from service.problems import Problem
 from service.recent import Recent
 from service.registry import ADAPTERS, GameAdapter
@@ -53,6 +69,8 @@ class GameService:
         self._states: Recent[UUID, tuple[str, Any]] = Recent(CACHE_SIZE)
         self._seeds: Recent[UUID, bytes] = Recent(CACHE_SIZE)
         self._seat_tokens: Recent[UUID, list[tuple[int, bytes]]] = Recent(CACHE_SIZE)
+        self.deadlines = Deadlines(store.pool)
+        self._deadlines: Recent[UUID, tuple[Any, datetime | None]] = Recent(CACHE_SIZE)
 
     # --- queries ---------------------------------------------------------------------------
 
@@ -102,31 +120,74 @@ class GameService:
             self._seat_tokens.put(game_id, tokens)
         return tokens
 
+    def turn_deadline(self, loaded: Loaded, past: bool = False) -> datetime | None:
+        """When the current turn of a timed game times out (None: untimed, or nobody to wait
+        for); of a ``past`` state, the deadline its turn had. The current one is read once per
+        turn: a turn's row never changes."""
+        game, state = loaded.adapter.game, loaded.state
+        if not autoplay.turn_seconds(game, state) or not autoplay.awaiting(game, state):
+            return None
+        turn = loaded.adapter.turn(state)
+        cached = None if past else self._deadlines.get(loaded.id)
+        if cached is not None and cached[0] == turn:
+            return cached[1]
+        row = self.deadlines.latest(loaded.id, at_most=loaded.version)
+        deadline = None if row is None else row.deadline
+        if not past:
+            self._deadlines.put(loaded.id, (turn, deadline))
+        return deadline
+
+    @staticmethod
+    def started(loaded: Loaded) -> bool:
+        """Whether the game has started (or is over): every game's view says its ``status``.
+        Why not the seat number: bots may take the seats after a person's."""
+        return loaded.adapter.game.view(loaded.state, SPECTATOR)["status"] != "waiting"
+
     # --- commands ---------------------------------------------------------------------------
 
-    def create(self, name: str, options: dict[str, Any]) -> Loaded:
+    def create(
+        self,
+        name: str,
+        options: dict[str, Any],
+        bots: Sequence[BotSeat] = (),
+        turn_seconds: int | None = None,
+    ) -> Loaded:
+        """A new game; bot seats that come first are taken now, and if bots take every seat the
+        game is played to its end now."""
         adapter = adapter_for(name)
-        seed = secrets.token_bytes(32)
         game = adapter.game
-        events, state = game.execute(game.initial_state(), CreateGame(options, commitment(seed)))
+        if (bots or turn_seconds) and not autoplay.has_bots(game):
+            raise Problem(422, "invalid_bots", f"{name} has no bots and no turn clock yet")
+        seed = secrets.token_bytes(32)
+        command = CreateGame(options, commitment(seed), seed, tuple(bots), turn_seconds)
+        outcome = autoplay.run(adapter, game.initial_state(), seed, [command])
+        # No deadline row to write: a game starts at creation only when bots take every seat,
+        # and then they play it to the end.
+        assert outcome.deadline is None
         game_id = uuid4()
-        self.store.create_game(game_id, name, seed, events)
-        self._remember(game_id, name, state)
-        return Loaded(game_id, adapter, state)
+        self.store.create_game(game_id, name, seed, outcome.events)
+        self._remember(game_id, name, outcome.state)
+        return Loaded(game_id, adapter, outcome.state)
 
     def join(self, game_id: UUID, name: str, token_hash: bytes) -> tuple[int, Loaded]:
         """Take the next free seat for ``name``; the seat's token hash is stored with it."""
         for _ in range(MAX_ATTEMPTS):
             loaded = self.load(game_id)
-            game = loaded.adapter.game
-            events, state = game.execute(loaded.state, TakeSeat(name, self.seed(game_id)))
-            seat = events[0].data["seat"]
+            game, seed = loaded.adapter.game, self.seed(game_id)
+            outcome = autoplay.run(loaded.adapter, loaded.state, seed, [TakeSeat(name, seed)])
+            seat = outcome.events[0].data["seat"]
             try:
-                self.store.append(game_id, loaded.version, events, seat_token=(seat, token_hash))
+                self.store.append(
+                    game_id,
+                    loaded.version,
+                    outcome.events,
+                    seat_token=(seat, token_hash),
+                    deadline=outcome.deadline,
+                )
             except VersionConflict:
                 continue
-            self._remember(game_id, game.name, state)
-            return seat, Loaded(game_id, loaded.adapter, state)
+            self._remember(game_id, game.name, outcome.state)
+            return seat, Loaded(game_id, loaded.adapter, outcome.state)
         raise _too_busy()
 
     def move(self, game_id: UUID, seat: int, move: Any, loaded: Loaded | None = None) -> Loaded:
@@ -149,13 +210,43 @@ class GameService:
                     f"seat {seat} has already picked in the turn this move was sent for;"
                     " a pick is final (S4)",
                 )
-            events, state = game.execute(loaded.state, MakeMove(seat, move, self.seed(game_id)))
+            seed = self.seed(game_id)
+            outcome = autoplay.run(loaded.adapter, loaded.state, seed, [MakeMove(seat, move, seed)])
             try:
-                self.store.append(game_id, loaded.version, events)
+                self.store.append(
+                    game_id, loaded.version, outcome.events, deadline=outcome.deadline
+                )
             except VersionConflict:
                 continue
-            self._remember(game_id, game.name, state)
-            return Loaded(game_id, loaded.adapter, state)
+            self._remember(game_id, game.name, outcome.state)
+            return Loaded(game_id, loaded.adapter, outcome.state)
+        raise _too_busy()
+
+    def time_out(self, game_id: UUID, version: int) -> int:
+        """Make the moves the turn whose deadline row is at ``version`` still waits for (the
+        clock's, or a bot's), then the bots' moves after them; the number of timed-out moves
+        made. Nothing if that turn is over: a later row, or the game ended."""
+        for _ in range(MAX_ATTEMPTS):
+            loaded = self.load(game_id)
+            game, state = loaded.adapter.game, loaded.state
+            if game.is_over(state) or not autoplay.awaiting(game, state):
+                return 0
+            # Read after the state: a turn that ended before the load has a later row by now;
+            # one that ends after it makes this append conflict.
+            latest = self.deadlines.latest(game_id)
+            if latest is None or latest.version != version:
+                return 0
+            seed = self.seed(game_id)
+            expired = loaded.adapter.turn(state)
+            outcome = autoplay.run(loaded.adapter, state, seed, expired=expired)
+            try:
+                self.store.append(
+                    game_id, loaded.version, outcome.events, deadline=outcome.deadline
+                )
+            except VersionConflict:
+                continue  # a player (or another sweeper) moved meanwhile: look again
+            self._remember(game_id, game.name, outcome.state)
+            return outcome.timeouts
         raise _too_busy()
 
 

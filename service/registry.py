@@ -12,7 +12,14 @@ from typing import Any
 from marshmallow import Schema
 
 from domain.decider import Game
+from domain.sequence import SEQUENCE
 from domain.sushigo import SUSHI_GO
+from service.sequence_schemas import (
+    SequenceMove,
+    SequenceRules,
+    SequenceScoreSheet,
+    SequenceView,
+)
 from service.sushigo_schemas import SushiGoMove, SushiGoRules, SushiGoScoreSheet, SushiGoView
 
 
@@ -34,8 +41,20 @@ def _sushigo_turn(state: Any) -> tuple[int, int]:
     return (state.round, state.turn)
 
 
+def _sequence_turn(state: Any) -> int:
+    return state.turn  # one seat moves per turn; a dead card's discard (Q7) keeps the turn
+
+
 ADAPTERS: dict[str, GameAdapter] = {
     SUSHI_GO.name: GameAdapter(
         SUSHI_GO, SushiGoRules(), SushiGoMove(), SushiGoView(), SushiGoScoreSheet(), _sushigo_turn
+    ),
+    SEQUENCE.name: GameAdapter(
+        SEQUENCE,
+        SequenceRules(),
+        SequenceMove(),
+        SequenceView(),
+        SequenceScoreSheet(),
+        _sequence_turn,
     ),
 }

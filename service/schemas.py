@@ -8,9 +8,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from marshmallow import RAISE, Schema, fields, validate
+from marshmallow import RAISE, Schema, fields, post_load, validate
+
+from domain.decider import BotSeat
 
 NAME = validate.Length(min=1, max=40)
+TURN_SECONDS = (5, 3600)  # the turn clock's bounds: tests inject "now" rather than wait
 
 
 class Strict(Schema):
@@ -36,6 +39,23 @@ class CreateGameRequest(Strict):
     )
     players = fields.Integer(strict=True, required=True, validate=validate.Range(min=1, max=12))
     rules = fields.Dict(keys=fields.String(), load_default=dict)
+    bots = fields.List(
+        fields.Nested(lambda: BotRequest()), load_default=list, validate=validate.Length(max=12)
+    )
+    turn_seconds = fields.Integer(strict=True, validate=validate.Range(*TURN_SECONDS))
+
+
+class BotRequest(Strict):
+    """A seat for one of the game's bots; the game checks the seat and the kind (422)."""
+
+    seat = fields.Integer(strict=True, required=True, validate=validate.Range(min=0, max=11))
+    kind = fields.String(required=True, validate=validate.Length(min=1, max=40))
+    name = fields.String(validate=NAME)
+
+    @post_load
+    def _to_bot(self, data: dict[str, Any], **_: Any) -> BotSeat:
+        name = data.get("name") or f"{data['kind']} bot {data['seat']}"
+        return BotSeat(data["seat"], data["kind"], name[:40])
 
 
 class JoinRequest(Strict):
@@ -123,6 +143,21 @@ class AuditReport(Schema):
 
 class StateQuery(Strict):
     version = fields.Integer(validate=validate.Range(min=1, max=2**31 - 1))
+
+
+LONG_POLL_MAX_SECONDS = 30.0  # a long poll holds a server thread: keep it short
+
+
+class GameQuery(Strict):
+    """GET /games/{id}: a long poll with ``wait_after`` (a version) and ``wait_seconds``
+    (ignored without ``wait_after``: generated clients send it whenever they can)."""
+
+    wait_after = fields.Integer(validate=validate.Range(min=0, max=2**31 - 1))
+    wait_seconds = fields.Float(validate=validate.Range(min=0, max=LONG_POLL_MAX_SECONDS))
+
+
+class StreamQuery(Strict):
+    after = fields.Integer(load_default=0, validate=validate.Range(min=0, max=2**31 - 1))
 
 
 class EventPage(Schema):

@@ -28,7 +28,13 @@ from service.recent import Recent
 STATUSES = ("waiting", "playing", "over")
 
 # Constraint names from migrations/versions/0001_initial.py that mean "someone appended first".
-_CONFLICT_CONSTRAINTS = {"events_pkey", "seats_pkey", "events_version_contiguous"}
+# (0005: a turn's deadline row is keyed by the version appended with it, so it races the same.)
+_CONFLICT_CONSTRAINTS = {
+    "events_pkey",
+    "seats_pkey",
+    "events_version_contiguous",
+    "turn_deadlines_pkey",
+}
 
 
 class StoreError(Exception):
@@ -121,8 +127,11 @@ _INSERT_EVENT = (
 )
 
 _APPEND = "INSERT INTO events (game_id, version, type, schema_version, data, hash) VALUES {values}"
-_APPEND_WITH_SEAT = (
-    "WITH seat AS (INSERT INTO seats (game_id, seat, token_hash) VALUES (%s, %s, %s)) {append}"
+_SEAT_ROW = "seat AS (INSERT INTO seats (game_id, seat, token_hash) VALUES (%s, %s, %s))"
+# The database's clock, not the process's: every server process agrees on every deadline.
+_DEADLINE_ROW = (
+    "deadline AS (INSERT INTO turn_deadlines (game_id, version, deadline)"
+    " VALUES (%s, %s, now() + %s * interval '1 second'))"
 )
 
 # Status is derived, never stored: the lifecycle events are the only source of truth.
@@ -209,12 +218,15 @@ class EventStore:
         events: Sequence[Event],
         *,
         seat_token: tuple[int, bytes] | None = None,
+        deadline: tuple[int, int] | None = None,
     ) -> int:
         """Append ``events`` as versions ``expected_version + 1 ..``; return the new version.
 
         All or nothing, in one transaction, together with the optional ``(seat, token_hash)``
-        row. Raises :class:`VersionConflict` if the game is not at ``expected_version`` (someone
-        else appended first), :class:`GameNotFound` if there is no such game.
+        row and the optional ``(version, seconds)`` of a timed turn the events start (a
+        turn_deadlines row, due ``seconds`` from now). Raises :class:`VersionConflict` if the
+        game is not at ``expected_version`` (someone else appended first),
+        :class:`GameNotFound` if there is no such game.
         """
         if not events:
             raise ValueError("nothing to append")
@@ -223,9 +235,19 @@ class EventStore:
         values = sql.SQL(", ").join(sql.SQL("(%s, %s, %s, %s, %s, %s)") for _ in rows)
         query = sql.SQL(_APPEND).format(values=values)
         params: list[Any] = [value for row in rows for value in row]
+        rows_with: list[sql.Composable] = []
+        with_params: list[Any] = []
         if seat_token is not None:
-            query = sql.SQL(_APPEND_WITH_SEAT).format(append=query)
-            params = [game_id, *seat_token, *params]
+            rows_with.append(sql.SQL(_SEAT_ROW))
+            with_params += [game_id, *seat_token]
+        if deadline is not None:
+            rows_with.append(sql.SQL(_DEADLINE_ROW))
+            with_params += [game_id, *deadline]
+        if rows_with:
+            query = sql.SQL("WITH {rows} {append}").format(
+                rows=sql.SQL(", ").join(rows_with), append=query
+            )
+            params = [*with_params, *params]
         # One statement, hence atomic even in autocommit, in one round trip.
         try:
             with self._connection() as conn:

@@ -64,12 +64,14 @@ class PickView(Schema):
     dummy_card = fields.String()
     use_wasabi = fields.List(fields.Boolean())
     auto = fields.Boolean(required=True)
+    by = fields.String()  # "bot" or "clock": the service picked for the seat
 
 
 class SeatView(Schema):
     seat = fields.Integer(required=True)
     name = fields.String(allow_none=True, required=True)
     taken = fields.Boolean(required=True)
+    bot = fields.String(allow_none=True, required=True)  # the kind of bot playing the seat
     hand_size = fields.Integer(required=True)
     picked = fields.Boolean(required=True)
     tableau = fields.Nested(Tableau, required=True)
@@ -113,6 +115,8 @@ class SushiGoView(Schema):
     seed_commitment = fields.String(required=True)
     round = fields.Integer(required=True)
     turn = fields.Integer(required=True)
+    turn_seconds = fields.Integer(allow_none=True, required=True)
+    turn_deadline = fields.AwareDateTime()  # set by the service while a timed turn waits
     seats = fields.List(fields.Nested(SeatView), required=True)
     dummy = fields.Nested(DummyView)
     you = fields.Nested(YouView)

@@ -8,6 +8,7 @@ the database, so they must not assume it is empty: use fresh UUIDs and unique ga
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -19,6 +20,10 @@ from psycopg_pool import ConnectionPool
 
 from service.db import drop_database, make_pool
 from service.store import EventStore
+
+# No turn-clock sweeper thread in the apps tests build: a test that needs the clock calls
+# ``Sweeper.sweep(now)`` itself, with the time it wants (service/clock.py).
+os.environ.setdefault("CARDROOM_CLOCK_INTERVAL", "0")
 
 _WORKER_KEY = "cardroom_database_url"  # in xdist's workerinput: a URL, or "!" + the error
 

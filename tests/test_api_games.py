@@ -645,11 +645,11 @@ def test_422_invalid_rules(module_api: ApiClient, players: int, rules: dict[str,
     expect_problem(module_api.post("/games", body), 422, "invalid_rules")
 
 
-@pytest.mark.parametrize("game", ["chess", "sushi_go", "Sushi-Go", "sequence"])
+@pytest.mark.parametrize("game", ["chess", "sushi_go", "Sushi-Go", "Sequence"])
 def test_422_unknown_game(module_api: ApiClient, game: str) -> None:
     response = module_api.post("/games", {"game": game, "players": 3})
     problem = expect_problem(response, 422, "unknown_game")
-    assert "sushi-go" in problem["detail"]
+    assert "sushi-go" in problem["detail"] and "sequence" in problem["detail"]
 
 
 def test_422_moves_that_break_the_rules(module_api: ApiClient, started: Table) -> None:

@@ -1,0 +1,202 @@
+"""The notification hub: one LISTEN connection per server process, waking requests that wait
+for a game to change (SSE streams, long polls).
+
+Every append NOTIFYs channel ``cardroom_events`` with ``"<game_id> <last version>"`` at commit
+(migrations/versions/0003), to every process that listens, on any host. A notification is only
+a wake-up: whoever waits reads the store again, and the store is the truth. So a coalesced
+notification loses nothing, and one missed while the connection was down is made up for by
+waking every waiter when it is back (and, meanwhile, by letting waiters poll). The one case
+left, a request that read the store just before a reconnection but starts waiting just after
+it, costs latency, never an event: streams read again at each heartbeat, long polls at their
+end.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from time import monotonic
+from typing import Any, Protocol, TypeVar
+from uuid import UUID
+
+import psycopg
+
+log = logging.getLogger(__name__)
+
+CHANNEL = "cardroom_events"
+POLL_SECONDS = 1.0  # while the hub cannot listen, waiters wake this often to read the store
+STOP_CHECK_SECONDS = 1.0  # how long the listener blocks before it looks at the stop flag
+IDLE_PROBE_SECONDS = 30.0  # a quiet connection is probed: a dead peer is not always noticed
+CONNECT_TIMEOUT_SECONDS = 3
+MAX_BACKOFF_SECONDS = 10.0
+KNOWN_GAMES = 8192  # games whose last notified version is remembered
+
+
+@dataclass(eq=False)
+class _Waiter:
+    after: int
+    woken: threading.Event = field(default_factory=threading.Event)
+
+
+class Hub:
+    """Wakes waiters when a game passes a version. Thread-safe. The listening thread starts on
+    first use (after a fork, in the process that uses it) and reconnects when the connection
+    drops; :meth:`stop` ends it."""
+
+    def __init__(self, conninfo: Callable[[], str]) -> None:
+        self._conninfo = conninfo  # called when connecting: the pool's URL may come later
+        self._lock = threading.Lock()
+        self._latest: OrderedDict[UUID, int] = OrderedDict()
+        self._waiters: dict[UUID, list[_Waiter]] = {}
+        self._listening = threading.Event()
+        self._tried = threading.Event()  # the first connection attempt is over, either way
+        self._stopping = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    @property
+    def listening(self) -> bool:
+        return self._listening.is_set()
+
+    @property
+    def stopped(self) -> bool:
+        """Stopped for good: the process is shutting down, so streams and long polls end."""
+        return self._stopping.is_set()
+
+    def start(self) -> bool:
+        """Start listening unless it already does; returns whether it listens. The first call
+        waits for the first connection attempt, so that a caller who reads the store after it
+        misses no notification of a later append."""
+        with self._lock:
+            if self._stopping.is_set():
+                return False  # stopped for good (at exit): waiters poll
+            if self._thread is None or not self._thread.is_alive():
+                self._listening.clear()
+                self._tried.clear()
+                self._thread = threading.Thread(target=self._run, name="cardroom-live", daemon=True)
+                self._thread.start()
+        self._tried.wait(CONNECT_TIMEOUT_SECONDS + 1)
+        return self.listening
+
+    def stop(self, join: bool = True) -> None:
+        """Stop for good (the process is shutting down) and wake every waiter; ``join=False``
+        does not wait for the listening thread (in a signal handler)."""
+        self._stopping.set()
+        self._wake_all()
+        thread = self._thread
+        if join and thread is not None and thread is not threading.current_thread():
+            thread.join(STOP_CHECK_SECONDS + CONNECT_TIMEOUT_SECONDS + 1)
+
+    def wait(self, game_id: UUID, after_version: int, timeout: float) -> bool:
+        """Block until ``game_id`` is notified past ``after_version`` (maybe before this call),
+        or for ``timeout`` seconds. True when woken: by such a notification, by a reconnection
+        (notifications may have been missed), or, while the hub cannot listen, after
+        ``POLL_SECONDS``; at once once stopped. Whatever it returns, read the store to know
+        what changed."""
+        self.start()
+        waiter = _Waiter(after_version)
+        with self._lock:
+            if self._latest.get(game_id, 0) > after_version or self.stopped:
+                return True
+            listening = self.listening
+            self._waiters.setdefault(game_id, []).append(waiter)
+        try:
+            if listening:
+                return waiter.woken.wait(max(0.0, timeout))
+            return waiter.woken.wait(min(max(0.0, timeout), POLL_SECONDS)) or timeout > POLL_SECONDS
+        finally:
+            with self._lock:
+                waiters = self._waiters.get(game_id, [])
+                waiters.remove(waiter)
+                if not waiters:
+                    self._waiters.pop(game_id, None)
+
+    # --- the listening thread ----------------------------------------------------------------
+
+    def _run(self) -> None:
+        backoff = 0.5
+        while not self._stopping.is_set():
+            try:
+                with psycopg.connect(
+                    self._conninfo(),
+                    autocommit=True,
+                    connect_timeout=CONNECT_TIMEOUT_SECONDS,
+                    application_name="cardroom-live",
+                ) as conn:
+                    conn.execute(f"LISTEN {CHANNEL}")
+                    self._listening.set()
+                    self._tried.set()
+                    self._wake_all()  # anything may have been appended while not listening
+                    backoff = 0.5
+                    self._listen(conn)
+            except Exception as exc:  # never let the thread die: reconnect instead
+                if not self._stopping.is_set():
+                    log.warning("live updates: %s; reconnecting in %.1f s", exc, backoff)
+            finally:
+                self._listening.clear()
+                self._tried.set()
+            if self._stopping.wait(backoff):
+                break
+            backoff = min(backoff * 2, MAX_BACKOFF_SECONDS)
+
+    def _listen(self, conn: psycopg.Connection[Any]) -> None:
+        quiet_since = monotonic()
+        while not self._stopping.is_set():
+            for notify in conn.notifies(timeout=STOP_CHECK_SECONDS):
+                self._notified(notify.payload)
+                quiet_since = monotonic()
+            if monotonic() - quiet_since > IDLE_PROBE_SECONDS:
+                conn.execute("SELECT 1")  # raises if the connection is gone
+                quiet_since = monotonic()
+
+    def _notified(self, payload: str) -> None:
+        game, _, version = payload.partition(" ")
+        try:
+            game_id, last = UUID(game), int(version)
+        except ValueError:
+            log.warning("live updates: ignored a malformed notification %r", payload)
+            return
+        with self._lock:
+            if self._latest.get(game_id, 0) < last:
+                self._latest[game_id] = last
+            self._latest.move_to_end(game_id)
+            while len(self._latest) > KNOWN_GAMES:
+                self._latest.popitem(last=False)
+            for waiter in self._waiters.get(game_id, ()):
+                if last > waiter.after:
+                    waiter.woken.set()
+
+    def _wake_all(self) -> None:
+        with self._lock:
+            for waiters in self._waiters.values():
+                for waiter in waiters:
+                    waiter.woken.set()
+
+
+class Versioned(Protocol):
+    @property
+    def version(self) -> int: ...
+
+
+V = TypeVar("V", bound=Versioned)
+
+
+def wait_past(
+    hub: Hub, game_id: UUID, after: int, seconds: float, load: Callable[[], V], current: V
+) -> V:
+    """A long poll: ``current`` if its version is past ``after``, else the game as ``load``
+    reads it once it is, or once ``seconds`` have passed (whichever comes first)."""
+    if current.version > after:
+        return current
+    deadline = monotonic() + seconds
+    hub.start()
+    current = load()  # read again now that the hub listens: an append in between is seen
+    while current.version <= after:
+        remaining = deadline - monotonic()
+        if remaining <= 0 or hub.stopped:
+            break
+        hub.wait(game_id, after, remaining)
+        current = load()
+    return current

@@ -1,0 +1,382 @@
+"""Idempotency-Key on every POST, over real HTTP against real PostgreSQL: a retry gets the first
+response and has no second effect, even when the copies arrive at once; keys are per client; a
+5xx is not stored; without the header nothing changes."""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+import uuid
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import psycopg
+import pytest
+import requests
+from api_client import (
+    ApiClient,
+    Table,
+    expect_problem,
+    expect_status,
+    serve,
+    spec_dict,
+)
+from cryptography.exceptions import InvalidTag
+from psycopg_pool import ConnectionPool
+
+from domain.sushigo.cards import KINDS
+from service.app import create_app
+from service.idempotency import Keyed, parse_key, scope_of, storable
+from service.problems import Problem
+
+pytest_plugins = ["api_fixtures"]
+
+HEADER = "Idempotency-Key"
+REPLAYED = "Idempotent-Replayed"
+CONCURRENT = 8  # below the test pool's 12 connections: every copy waits on its own
+
+
+def new_key() -> dict[str, str]:
+    return {HEADER: str(uuid.uuid4())}
+
+
+def same(first: requests.Response, again: requests.Response) -> None:
+    """``again`` is ``first`` replayed: same status, headers that matter, body byte for byte."""
+    assert again.status_code == first.status_code
+    assert again.content == first.content
+    for name in ("Content-Type", "Location", "Retry-After", "WWW-Authenticate"):
+        assert again.headers.get(name) == first.headers.get(name), name
+
+
+def card_picks(api: ApiClient, game_id: str) -> list[dict[str, Any]]:
+    return [e for e in api.events(game_id) if e["type"] == "card_picked"]
+
+
+@pytest.fixture
+def table(api: ApiClient) -> Iterator[Table]:
+    """A 2-player game in its first turn."""
+    opened = Table.open(api, 2)
+    yield opened
+    opened.close()
+
+
+def hand(table: Table, seat: int) -> list[str]:
+    return table.players[seat].client.game(table.game_id)["you"]["hand"]
+
+
+# --- a retry has no second effect ----------------------------------------------------------------
+
+
+def test_a_retried_pick_returns_the_first_response_and_picks_once(
+    api: ApiClient, table: Table
+) -> None:
+    seat = table.players[0].client
+    body, key = {"cards": [hand(table, 0)[0]]}, new_key()
+    first = seat.post(f"{table.path}/moves", body, headers=key)
+    expect_status(first, 200)
+    assert REPLAYED not in first.headers
+    again = seat.post(f"{table.path}/moves", body, headers=key)
+    same(first, again)
+    assert again.headers[REPLAYED] == "true"
+    assert len(card_picks(api, table.game_id)) == 1
+    # Without the key the same pick is a second attempt, and refused: a pick is final (S4).
+    expect_problem(seat.post(f"{table.path}/moves", body), 409, "already_picked")
+
+
+def test_creating_a_game_is_idempotent(api: ApiClient) -> None:
+    body, key = {"game": "sushi-go", "players": 3}, new_key()
+    first = api.post("/games", body, headers=key)
+    expect_status(first, 201)
+    again = api.post("/games", body, headers=key)
+    same(first, again)  # the same game: a second one would have another id
+    assert again.headers[REPLAYED] == "true"
+    assert again.headers["Location"] == f"/games/{first.json()['id']}"
+    other = api.post("/games", body, headers=new_key())
+    assert other.json()["id"] != first.json()["id"]
+
+
+def test_joining_is_idempotent_and_the_replay_holds_the_same_token(api: ApiClient) -> None:
+    game = api.create_game(3)["id"]
+    key = new_key()
+    first = api.post(f"/games/{game}/players", {"name": "Ada"}, headers=key)
+    expect_status(first, 201)
+    again = api.post(f"/games/{game}/players", {"name": "Ada"}, headers=key)
+    same(first, again)
+    granted = again.json()
+    assert granted["seat"] == 0 and granted["token"] == first.json()["token"]
+    seats = api.game(game)["seats"]
+    assert [s["taken"] for s in seats] == [True, False, False]  # one seat, not two
+    api.game(game, token=granted["token"])  # 200: the token is a seat's (else 401)
+
+
+def test_a_stored_refusal_is_replayed_too(api: ApiClient, table: Table) -> None:
+    """A 4xx is the request's outcome: the retry gets it again (fix it and send a new key)."""
+    seat = table.players[0].client
+    missing = next(card for card in KINDS if card not in hand(table, 0))
+    key = new_key()
+    body = {"cards": [missing]}
+    first = seat.post(f"{table.path}/moves", body, headers=key, request_valid=None)
+    expect_problem(first, 422, "card_not_in_hand")
+    again = seat.post(f"{table.path}/moves", body, headers=key, request_valid=None)
+    same(first, again)
+    assert again.headers[REPLAYED] == "true"
+    assert card_picks(api, table.game_id) == []
+
+
+# --- copies at once ------------------------------------------------------------------------------
+
+
+def at_once(send: Callable[[], requests.Response], n: int = CONCURRENT) -> list[requests.Response]:
+    """``send()`` from ``n`` threads released together; their responses."""
+    barrier = threading.Barrier(n)
+    responses: list[requests.Response | BaseException] = [RuntimeError("not sent")] * n
+
+    def run(i: int) -> None:
+        barrier.wait()
+        try:
+            responses[i] = send()
+        except BaseException as exc:  # reported below, with the others
+            responses[i] = exc
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(n)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    failed = [r for r in responses if isinstance(r, BaseException)]
+    assert not failed, failed
+    return responses  # type: ignore[return-value]
+
+
+def all_the_same(responses: list[requests.Response], status: int) -> None:
+    expect_status(responses[0], status)
+    for response in responses[1:]:
+        same(responses[0], response)
+    assert sum(REPLAYED not in r.headers for r in responses) == 1  # one ran, the others replay
+
+
+def test_the_same_pick_sent_at_once_picks_once(api: ApiClient, table: Table) -> None:
+    body, key = {"cards": [hand(table, 1)[0]]}, new_key()
+    token = table.players[1].token
+
+    def send() -> requests.Response:
+        with api.clone(token=token) as client:
+            return client.post(f"{table.path}/moves", body, headers=key)
+
+    all_the_same(at_once(send), 200)
+    picks = card_picks(api, table.game_id)
+    assert [p["data"]["seat"] for p in picks] == [1]
+
+
+def test_the_same_join_sent_at_once_takes_one_seat(api: ApiClient) -> None:
+    game = api.create_game(4)["id"]
+    key = new_key()
+
+    def send() -> requests.Response:
+        with api.clone() as client:
+            return client.post(f"/games/{game}/players", {"name": "Ada"}, headers=key)
+
+    all_the_same(at_once(send), 201)
+    assert sum(s["taken"] for s in api.game(game)["seats"]) == 1
+
+
+def test_the_same_create_sent_at_once_creates_one_game(api: ApiClient) -> None:
+    key = new_key()
+
+    def send() -> requests.Response:
+        with api.clone() as client:
+            return client.post("/games", {"game": "sushi-go", "players": 2}, headers=key)
+
+    # Each run would create a game with a new id: identical bodies mean one run.
+    all_the_same(at_once(send), 201)
+
+
+# --- keys: reuse, scope, format ------------------------------------------------------------------
+
+
+def test_a_key_reused_for_another_request_is_refused(api: ApiClient, table: Table) -> None:
+    seat = table.players[0].client
+    cards = hand(table, 0)
+    key = new_key()
+    expect_status(seat.post(f"{table.path}/moves", {"cards": [cards[0]]}, headers=key), 200)
+    other_body = seat.post(f"{table.path}/moves", {"cards": [cards[1]]}, headers=key)
+    problem = expect_problem(other_body, 422, "idempotency_key_reused")
+    assert HEADER in problem["detail"] and "new key" in problem["detail"]
+    other_path = seat.post("/games", {"game": "sushi-go", "players": 2}, headers=key)
+    expect_problem(other_path, 422, "idempotency_key_reused")
+    assert REPLAYED not in other_body.headers
+    assert len(card_picks(api, table.game_id)) == 1
+
+
+def test_keys_belong_to_their_client(api: ApiClient, table: Table) -> None:
+    key = new_key()
+    for player in table.players:  # two tokens, one key: two requests
+        response = player.client.post(
+            f"{table.path}/moves", {"cards": [hand(table, player.seat)[0]]}, headers=key
+        )
+        expect_status(response, 200)
+        assert REPLAYED not in response.headers
+    assert len(card_picks(api, table.game_id)) == 2
+    # Without a token, the same key is a third client's.
+    created = api.post("/games", {"game": "sushi-go", "players": 2}, headers=key)
+    expect_status(created, 201)
+    assert REPLAYED not in created.headers
+
+
+@pytest.mark.parametrize(
+    "value",
+    ["", "k" * 256, "clé", "a\tb", "a\x7fb"],
+    ids=["empty", "256", "é", "tab", "del"],
+)
+def test_a_malformed_key_is_refused(api: ApiClient, table: Table, value: str) -> None:
+    version = api.game(table.game_id)["version"]
+    response = table.players[0].client.post(
+        f"{table.path}/moves",
+        {"cards": [hand(table, 0)[0]]},
+        headers={HEADER: value},
+        request_valid=False,
+    )
+    expect_problem(response, 400, "invalid_idempotency_key")
+    assert api.game(table.game_id)["version"] == version
+
+
+def test_without_the_header_nothing_changes(api: ApiClient, table: Table) -> None:
+    body = {"game": "sushi-go", "players": 2}
+    one, two = api.post("/games", body), api.post("/games", body)
+    assert one.json()["id"] != two.json()["id"]
+    seat = table.players[0].client
+    pick = {"cards": [hand(table, 0)[0]]}
+    expect_status(seat.post(f"{table.path}/moves", pick), 200)
+    refused = seat.post(f"{table.path}/moves", pick)
+    expect_problem(refused, 409, "already_picked")
+    assert not any(REPLAYED in r.headers for r in (one, two, refused))
+    # Other methods ignore the header.
+    read = api.get(table.path, headers=new_key())
+    expect_status(read, 200)
+    assert REPLAYED not in read.headers
+
+
+# --- what is stored, and how ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("status", "headers", "stored"),
+    [
+        (200, {}, True),
+        (201, {"Location": "/games/x"}, True),
+        (400, {}, True),
+        (401, {"WWW-Authenticate": "Bearer"}, True),
+        (404, {}, True),
+        (409, {}, True),  # already_picked, game_full: the state the request met
+        (422, {}, True),
+        (409, {"Retry-After": "1"}, False),  # too_many_conflicts: asks for a retry
+        (429, {}, False),
+        (408, {}, False),
+        (500, {}, False),
+        (503, {"Retry-After": "2"}, False),
+        (502, {}, False),
+    ],
+)
+def test_which_responses_are_stored(status: int, headers: dict[str, str], stored: bool) -> None:
+    assert storable(status, headers) is stored
+
+
+def test_a_503_is_not_stored_and_the_retry_runs(api: ApiClient, database_url: str) -> None:
+    """The store's pool is down (never opened) while the lock's pool works: the request fails
+    with 503, and the retry with the same key, once the service is back, creates the game."""
+    down = ConnectionPool(database_url, open=False)
+    body, key = {"game": "sushi-go", "players": 2}, new_key()
+    try:
+        with serve(create_app(pool=down)) as url, ApiClient(url) as outage:
+            failed = outage.post("/games", body, headers=key)
+            expect_problem(failed, 503, "database_unavailable")
+    finally:
+        down.close()
+    retried = api.post("/games", body, headers=key)
+    expect_status(retried, 201)
+    assert REPLAYED not in retried.headers
+    assert api.post("/games", body, headers=key).headers[REPLAYED] == "true"
+
+
+def test_a_copy_that_waits_too_long_gets_409(
+    pool: ConnectionPool, owner_connection: psycopg.Connection[Any]
+) -> None:
+    app = create_app(pool=pool, config={"IDEMPOTENCY_LOCK_TIMEOUT": 0.2})
+    key = new_key()
+    body = {"game": "sushi-go", "players": 2}
+    lock_id = Keyed.of("anonymous", key[HEADER], "POST", "/games", b"").lock_id
+    with serve(app) as url, ApiClient(url) as client:
+        owner_connection.execute("SELECT pg_advisory_lock(%s)", (lock_id,))  # "the first copy"
+        try:
+            busy = client.post("/games", body, headers=key)
+        finally:
+            owner_connection.execute("SELECT pg_advisory_unlock(%s)", (lock_id,))
+        expect_problem(busy, 409, "idempotency_key_in_use")
+        assert busy.headers["Retry-After"] == "1"
+        expect_status(client.post("/games", body, headers=key), 201)
+
+
+def test_the_table_holds_neither_keys_nor_tokens_in_clear(
+    api: ApiClient, owner_connection: psycopg.Connection[Any]
+) -> None:
+    game = api.create_game(2)["id"]
+    key = new_key()
+    granted = api.post(f"/games/{game}/players", {"name": "Ada"}, headers=key).json()
+    rows = owner_connection.execute(
+        "SELECT scope, key, method, path, request_hash, status, headers::text, body"
+        " FROM idempotency_keys WHERE key = %s",
+        (hashlib.sha256(key[HEADER].encode()).hexdigest(),),
+    ).fetchall()
+    assert len(rows) == 1
+    scope, _, method, path, _, status, headers, body = rows[0]
+    assert (scope, method, path, status) == ("anonymous", "POST", f"/games/{game}/players", 201)
+    row = repr(rows[0]).encode() + bytes(body)
+    assert granted["token"].encode() not in row and key[HEADER].encode() not in row
+    assert b'"name"' not in bytes(body)  # the whole body is sealed, not only the token
+    assert "Location" in headers
+
+
+def test_every_post_in_the_spec_takes_the_key() -> None:
+    """Any POST added later is idempotent too (the hooks cover every route): say so in its spec."""
+    ref = {"$ref": "#/components/parameters/IdempotencyKey"}
+    for path, item in spec_dict()["paths"].items():
+        if "post" in item:
+            assert ref in item["post"].get("parameters", []), (
+                f"POST {path}: add {ref} to its parameters (see service/idempotency.py)"
+            )
+
+
+# --- the pieces ---------------------------------------------------------------------------------
+
+
+def test_keys_are_printable_ascii_up_to_255() -> None:
+    assert parse_key(" 8e03978e-40d5-43e8-bc93-6894a57f9324 ") == (
+        "8e03978e-40d5-43e8-bc93-6894a57f9324"
+    )
+    assert parse_key('"quoted ok"') == '"quoted ok"'
+    assert parse_key("k" * 255) == "k" * 255
+    for bad in ("", "   ", "k" * 256, "é", "a\nb", "\x00"):
+        with pytest.raises(Problem) as refused:
+            parse_key(bad)
+        assert refused.value.status == 400 and refused.value.code == "invalid_idempotency_key"
+
+
+def test_scopes() -> None:
+    token_scope = hashlib.sha256(b"abc").hexdigest()
+    assert scope_of(None) == "anonymous"
+    assert scope_of("Bearer abc") == scope_of("bearer  abc ") == token_scope
+    assert scope_of("Basic abc") not in ("anonymous", token_scope)
+
+
+def test_sealing_round_trips_and_depends_on_key_and_scope() -> None:
+    body = b'{"token": "secret"}'
+    a = Keyed.of("anonymous", "k1", "POST", "/games", body)
+    sealed = a.seal(body)
+    assert a.unseal(sealed) == body and body not in sealed
+    for other in (
+        Keyed.of("anonymous", "k2", "POST", "/games", body),
+        Keyed.of("other", "k1", "POST", "/games", body),
+    ):
+        with pytest.raises(InvalidTag):
+            other.unseal(sealed)
+    assert a.unseal(a.seal(b"")) == b""
