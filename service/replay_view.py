@@ -1,4 +1,5 @@
-"""``cardroom replay``: a Sushi Go! game from its export, turn by turn, with its score sheet."""
+"""``cardroom replay``: a game from its export, turn by turn, with its score sheet (Sushi Go!
+here; Sequence in service/sequence_replay_view.py)."""
 
 from __future__ import annotations
 
@@ -12,10 +13,12 @@ from rich.table import Table
 
 from domain.audit import audit, parse_export
 from domain.decider import Event
+from domain.games import GAMES
 from domain.sushigo import SUSHI_GO
 from domain.sushigo.cards import display_names
 from domain.sushigo.scoring import CATEGORIES
 from service.exports import read_export
+from service.sequence_replay_view import show_sequence
 from service.terminal import verdict
 
 LEGEND = (
@@ -30,15 +33,20 @@ def replay_command(source: str, console: Console | None = None) -> int:
     console = console or Console(highlight=False)
     try:
         records = parse_export(read_export(source))
-        if not records or records[0].get("data", {}).get("game") != SUSHI_GO.name:
-            raise ValueError("not a Sushi Go! export (its first event must be game_created)")
+        name = records[0].get("data", {}).get("game") if records else None
+        if name not in GAMES:
+            raise ValueError("not an export of a game (its first event must be game_created)")
+        game = GAMES[name]
         events = [
             Event(r["type"], r["data"], r["schema_version"])
             if "redacted" in r["data"]
-            else SUSHI_GO.upcast(Event(r["type"], r["data"], r["schema_version"]))
+            else game.upcast(Event(r["type"], r["data"], r["schema_version"]))
             for r in records
         ]
-        _Replay(console).show(events)
+        if name == SUSHI_GO.name:
+            _Replay(console).show(events)
+        else:
+            show_sequence(events, console)
     except (OSError, ValueError, KeyError, TypeError, IndexError) as exc:
         console.print(f"[red]cannot replay {source}:[/] {type(exc).__name__}: {exc}")
         return 1

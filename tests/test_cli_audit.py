@@ -166,3 +166,25 @@ def test_replay_and_audit_fetch_a_game_url(server: str, capsys: pytest.CaptureFi
     assert run(capsys, "audit", f"{server}/games/{GAME_ID}/export")[0] == 0
     status, out = run(capsys, "replay", f"{server}/games/unknown")
     assert status == 1 and "404" in out
+
+
+def test_replay_prints_a_sequence_game_turn_by_turn(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import random
+
+    from export_support import export_records
+
+    from domain.sequence.randomplay import play_random_game
+
+    monkeypatch.setenv("COLUMNS", "200")
+    events, state = play_random_game({"players": 3, "teams": 3}, random.Random(4))
+    path = tmp_path / "sequence.jsonl"
+    path.write_text(to_jsonl(export_records(events)))
+    assert main(["replay", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "Sequence" in out and "final board" in out
+    plays = sum(e.type == "card_played" for e in events)
+    assert out.count(" → ") + out.count("removes the chip") == plays
+    assert ("wins" in out) or ("draw" in out)
+    assert "audit: " in out
