@@ -24,7 +24,7 @@ never need to know which game they serve:
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, Protocol, TypeVar
 
@@ -239,3 +239,40 @@ def fold(game: Game[S], events: Sequence[Event], state: S | None = None) -> S:
     for event in events:
         current = evolve(current, event)
     return current
+
+
+@dataclass(frozen=True)
+class GamePackage:
+    """A game made of its package's functions: the ``Game`` protocol as plain data, so that a
+    game's ``__init__`` only names its functions (see domain/sushigo/__init__.py)."""
+
+    name: str
+    initial_state: Callable[[], Any]
+    decide: Callable[[Any, Command], list[Event]]
+    execute: Callable[[Any, Command], tuple[list[Event], Any]]
+    evolve: Callable[[Any, Event], Any]
+    view: Callable[[Any, Viewer], dict[str, Any]]
+    visible_event: Callable[[Any, Event, Viewer], Event]
+    score_sheet: Callable[[Any], dict[str, Any]]
+    awaiting: Callable[[Any], list[int]]
+    bot_move: Callable[..., Any]
+    upcast: Callable[[Event], Event]
+    commands: Callable[[Sequence[Event], bytes], Iterator[tuple[int, Command]]]
+    provenance: Callable[[Sequence[Event]], list[dict[str, Any]]]
+
+    # What every game's state has (see the states' fields of the same names).
+    @staticmethod
+    def is_over(state: Any) -> bool:
+        return bool(state.over)
+
+    @staticmethod
+    def seat_count(state: Any) -> int:
+        return state.rules.players if state.rules else 0
+
+    @staticmethod
+    def bots(state: Any) -> Mapping[int, str]:
+        return state.bots
+
+    @staticmethod
+    def turn_seconds(state: Any) -> int | None:
+        return state.turn_seconds

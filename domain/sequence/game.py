@@ -25,14 +25,10 @@ from functools import lru_cache
 from typing import Any
 
 from ..bots import KINDS as BOT_KINDS
-from ..bots import check_bots, check_turn_seconds
 from ..decider import (
     BY_BOT,
     BY_CLOCK,
-    GAME_CREATED,
     GAME_ENDED,
-    GAME_STARTED,
-    SEAT_TAKEN,
     Command,
     CreateGame,
     Event,
@@ -43,6 +39,7 @@ from ..decider import (
     forbidden,
     rule_broken,
 )
+from ..lifecycle import Log, create, take_seat
 from ..shuffle import ALGORITHM, fisher_yates
 from .board import CELLS_OF, CORNERS, code, index, on_board
 from .cards import CANONICAL_DECK, CARDS, ONE_EYED_JACKS, TWO_EYED_JACKS
@@ -87,11 +84,11 @@ def decide(state: State, command: Command) -> list[Event]:
 
 def execute(state: State, command: Command) -> tuple[list[Event], State]:
     """``decide``, also returning the state after the events."""
-    log = _Log(state)
+    log = Log(state, evolve)
     if isinstance(command, MakeMove):
         _move(log, command)
     elif isinstance(command, TakeSeat):
-        _take_seat(log, command)
+        take_seat(log, command, _start)
     elif isinstance(command, CreateGame):
         _create(log, command)
     else:
@@ -99,61 +96,22 @@ def execute(state: State, command: Command) -> tuple[list[Event], State]:
     return log.events, log.state
 
 
-class _Log:
-    """The events decided so far and the state they lead to."""
-
-    def __init__(self, state: State) -> None:
-        self.state = state
-        self.events: list[Event] = []
-
-    def record(self, event: Event) -> None:
-        self.events.append(event)
-        self.state = evolve(self.state, event)
-
-
-def _create(log: _Log, command: CreateGame) -> None:
-    if log.state.rules is not None:
-        raise conflict("game_exists", "this game has already been created")
-    rules = parse_rules(command.options)
-    bots = check_bots(command.bots, rules.players, BOT_KINDS)
-    seconds = check_turn_seconds(command.turn_seconds)
-    data: dict[str, Any] = {
-        "game": GAME,
-        "rules": rules.to_json(),
-        "seed_commitment": command.seed_commitment,
-        "shuffle": ALGORITHM,
-    }
-    if bots:  # only when used, as in Sushi Go!
-        data["bots"] = [{"seat": b.seat, "kind": b.kind, "name": b.name} for b in bots]
-    if seconds is not None:
-        data["turn_seconds"] = seconds
-    log.record(Event(GAME_CREATED, data))
-    _seat_bots(log, command.seed)
+def _create(log: Log[State], command: CreateGame) -> None:
+    create(
+        log,
+        command,
+        game=GAME,
+        parse_rules=parse_rules,
+        bot_kinds=BOT_KINDS,
+        shuffle=ALGORITHM,
+        start=_start,
+    )
 
 
-def _take_seat(log: _Log, command: TakeSeat) -> None:
-    state = log.state
-    if state.rules is None:
-        raise conflict("game_not_created", "this game has not been created")
-    if state.started or state.over:
-        raise conflict("game_full", "every seat of this game is taken")
-    seat = len(state.names)
-    log.record(Event(SEAT_TAKEN, {"seat": seat, "name": command.name}))
-    _seat_bots(log, command.seed)
-
-
-def _seat_bots(log: _Log, seed: bytes) -> None:
-    """Bots take their reserved seats as soon as every seat before them is taken; the last seat
-    taken starts the game and deals (Q5)."""
-    assert log.state.rules is not None
-    bots = {bot.seat: bot for bot in log.state.bot_seats}
-    while (seat := len(log.state.names)) in bots:
-        bot = bots[seat]
-        log.record(Event(SEAT_TAKEN, {"seat": seat, "name": bot.name, "bot": bot.kind}))
-    if len(log.state.names) == log.state.rules.players:
-        log.record(Event(GAME_STARTED, {"seats": list(log.state.names)}))
-        log.record(_deal(log.state, seed))
-        _next_turns(log, seed)
+def _start(log: Log[State], seed: bytes) -> None:
+    """Q5: the last seat taken deals, and play begins (automatic passes, Q8)."""
+    log.record(_deal(log.state, seed))
+    _next_turns(log, seed)
 
 
 def _deal(state: State, seed: bytes) -> Event:
@@ -165,7 +123,7 @@ def _deal(state: State, seed: bytes) -> Event:
     return Event(CARDS_DEALT, {"hands": hands})
 
 
-def _move(log: _Log, command: MakeMove) -> None:
+def _move(log: Log[State], command: MakeMove) -> None:
     state = log.state
     if not state.started:
         raise conflict("game_not_started", "the game starts when every seat is taken")
@@ -222,7 +180,7 @@ def _check_card(state: State, seat: int, card: str) -> None:
         )
 
 
-def _play(log: _Log, seat: int, move: Play, seed: bytes) -> None:
+def _play(log: Log[State], seat: int, move: Play, seed: bytes) -> None:
     """Q6: play a card, place or remove a chip, draw; then Q9/Q10 sequences and Q12 the win."""
     state = log.state
     rules = state.rules
@@ -280,7 +238,7 @@ def _play(log: _Log, seat: int, move: Play, seed: bytes) -> None:
     _reshuffle_if_empty(log, seed)
 
 
-def _discard(log: _Log, seat: int, move: Discard, seed: bytes) -> None:
+def _discard(log: Log[State], seat: int, move: Discard, seed: bytes) -> None:
     """Q7: once per turn, before playing, a dead card for a new one."""
     state = log.state
     if state.discarded:
@@ -299,7 +257,7 @@ def _discard(log: _Log, seat: int, move: Discard, seed: bytes) -> None:
     _reshuffle_if_empty(log, seed)
 
 
-def _pass(log: _Log, seat: int, move: Pass, seed: bytes) -> None:
+def _pass(log: Log[State], seat: int, move: Pass, seed: bytes) -> None:
     if has_legal_play(log.state, seat):
         raise rule_broken(
             "legal_play_exists", "a seat passes only when none of its cards can be played (Q8)"
@@ -307,7 +265,9 @@ def _pass(log: _Log, seat: int, move: Pass, seed: bytes) -> None:
     _record_pass(log, seat, seed, auto=False, by=move.by)
 
 
-def _record_pass(log: _Log, seat: int, seed: bytes, auto: bool, by: str | None = None) -> None:
+def _record_pass(
+    log: Log[State], seat: int, seed: bytes, auto: bool, by: str | None = None
+) -> None:
     data = {"seat": seat, "turn": log.state.turn, "auto": auto}
     log.record(Event(TURN_PASSED, _by(data, by)))
     state = log.state
@@ -316,7 +276,7 @@ def _record_pass(log: _Log, seat: int, seed: bytes, auto: bool, by: str | None =
         log.record(_end(state, seed, None))
 
 
-def _next_turns(log: _Log, seed: bytes) -> None:
+def _next_turns(log: Log[State], seed: bytes) -> None:
     """Q8: the service passes for a seat with nothing to decide (no legal play and no dead card
     to discard), until a seat can act or everybody has passed in a row."""
     while not log.state.over:
@@ -328,7 +288,7 @@ def _next_turns(log: _Log, seed: bytes) -> None:
         _record_pass(log, seat, seed, auto=True)
 
 
-def _reshuffle_if_empty(log: _Log, seed: bytes) -> None:
+def _reshuffle_if_empty(log: Log[State], seed: bytes) -> None:
     """Q8: when the draw pile is empty, the discard pile is shuffled into a new one, resuming the
     seed's stream where the previous shuffle stopped."""
     state = log.state

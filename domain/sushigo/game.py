@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..bots import KINDS as BOT_KINDS
-from ..bots import bots_from_json, bots_to_json, check_bots, check_turn_seconds
+from ..bots import bots_from_json
 from ..decider import (
     BY_BOT,
     BY_CLOCK,
@@ -37,6 +37,7 @@ from ..decider import (
     forbidden,
     rule_broken,
 )
+from ..lifecycle import Log, create, take_seat
 from .cards import CARD_KINDS, CHOPSTICKS, KINDS, NIGIRI_KINDS, PUDDING, WASABI
 from .rules import ROUNDS, Rules, parse_rules
 from .scoring import pudding_points, round_breakdowns, winners
@@ -60,11 +61,11 @@ def decide(state: State, command: Command) -> list[Event]:
 
 def execute(state: State, command: Command) -> tuple[list[Event], State]:
     """``decide``, also returning the state after the events (computed on the way anyway)."""
-    log = _Log(state)
+    log = Log(state, evolve)
     if isinstance(command, MakeMove):  # by far the most frequent
         _pick(log, command)
     elif isinstance(command, TakeSeat):
-        _take_seat(log, command)
+        take_seat(log, command, _start)
     elif isinstance(command, CreateGame):
         _create(log, command)
     else:
@@ -72,64 +73,24 @@ def execute(state: State, command: Command) -> tuple[list[Event], State]:
     return log.events, log.state
 
 
-class _Log:
-    """The events decided so far and the state they lead to."""
-
-    def __init__(self, state: State) -> None:
-        self.state = state
-        self.events: list[Event] = []
-
-    def record(self, event: Event, after: State | None = None) -> None:
-        """Add ``event``; ``after`` is the state it leads to, when the caller already built it."""
-        self.events.append(event)
-        self.state = evolve(self.state, event) if after is None else after
-
-
-def _create(log: _Log, command: CreateGame) -> None:
-    if log.state.rules is not None:
-        raise conflict("game_exists", "this game has already been created")
-    rules = parse_rules(command.options)
-    bots = check_bots(command.bots, rules.players, BOT_KINDS)
-    seconds = check_turn_seconds(command.turn_seconds)
-    data: dict[str, Any] = {
-        "game": GAME,
-        "rules": rules.to_json(),
-        "seed_commitment": command.seed_commitment,
-        "shuffle": ALGORITHM,
-    }
-    if bots:  # only when used: games without bots record what they always did
-        data["bots"] = bots_to_json(bots)
-    if seconds is not None:
-        data["turn_seconds"] = seconds
-    log.record(Event(GAME_CREATED, data))
-    _seat_bots(log, command.seed)
+def _create(log: Log[State], command: CreateGame) -> None:
+    create(
+        log,
+        command,
+        game=GAME,
+        parse_rules=parse_rules,
+        bot_kinds=BOT_KINDS,
+        shuffle=ALGORITHM,
+        start=_start,
+    )
 
 
-def _take_seat(log: _Log, command: TakeSeat) -> None:
-    state = log.state
-    if state.rules is None:
-        raise conflict("game_not_created", "this game has not been created")
-    if state.started or state.over:
-        raise conflict("game_full", "every seat of this game is taken")
-    seat = len(state.names)
-    log.record(Event(SEAT_TAKEN, {"seat": seat, "name": command.name}))
-    _seat_bots(log, command.seed)
+def _start(log: Log[State], seed: bytes) -> None:
+    """S2: the last seat taken deals the first round."""
+    log.record(_deal(log.state, seed))
 
 
-def _seat_bots(log: _Log, seed: bytes) -> None:
-    """Bots take their reserved seats as soon as every seat before them is taken (so seats are
-    always taken in seat order); the last seat taken starts the game and deals (S2)."""
-    rules: Rules = log.state.rules  # type: ignore[assignment]
-    bots = {bot.seat: bot for bot in log.state.bot_seats}
-    while (seat := len(log.state.names)) in bots:
-        bot = bots[seat]
-        log.record(Event(SEAT_TAKEN, {"seat": seat, "name": bot.name, "bot": bot.kind}))
-    if len(log.state.names) == rules.players:
-        log.record(Event(GAME_STARTED, {"seats": list(log.state.names)}))
-        log.record(_deal(log.state, seed))
-
-
-def _pick(log: _Log, command: MakeMove) -> None:
+def _pick(log: Log[State], command: MakeMove) -> None:
     state = log.state
     if not state.started:
         raise conflict("game_not_started", "the game starts when every seat is taken")
@@ -219,7 +180,7 @@ def _picked(state: State, seat: int, pick: Pick) -> Event:
     return Event(CARD_PICKED, data)
 
 
-def _consequences(log: _Log, seed: bytes) -> None:
+def _consequences(log: Log[State], seed: bytes) -> None:
     """Everything a completed turn causes, until a seat must decide or the game ends:
     reveal and pass (S4), round scoring (S10–S12), the next deal (S3), automatic last picks (S5),
     pudding scoring and the end (S13–S16)."""

@@ -1,0 +1,92 @@
+"""The part of deciding that every game shares: creating a game, taking seats in order (bots
+take theirs as soon as the seats before them are taken), and starting it when the last seat is
+taken. A game supplies its rules parser, its bot kinds and what starting means (its deal)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, Generic, TypeVar
+
+from .bots import bots_to_json, check_bots, check_turn_seconds
+from .decider import (
+    GAME_CREATED,
+    GAME_STARTED,
+    SEAT_TAKEN,
+    CreateGame,
+    Event,
+    TakeSeat,
+    conflict,
+)
+
+S = TypeVar("S")
+
+
+class Log(Generic[S]):
+    """The events decided so far and the state they lead to."""
+
+    def __init__(self, state: S, evolve: Callable[[S, Event], S]) -> None:
+        self.state = state
+        self.events: list[Event] = []
+        self._evolve = evolve
+
+    def record(self, event: Event, after: S | None = None) -> None:
+        """Add ``event``; ``after`` is the state it leads to, when the caller already built it."""
+        self.events.append(event)
+        self.state = self._evolve(self.state, event) if after is None else after
+
+
+Start = Callable[[Log[Any], bytes], None]  # deal (and whatever else begins play)
+
+
+def create(
+    log: Log[Any],
+    command: CreateGame,
+    *,
+    game: str,
+    parse_rules: Callable[[Any], Any],
+    bot_kinds: Sequence[str],
+    shuffle: str,
+    start: Start,
+) -> None:
+    """``game_created``: the rules, the seed commitment (S18/Q2), bots and the turn clock only
+    when used (games without them record what they always did)."""
+    if log.state.rules is not None:
+        raise conflict("game_exists", "this game has already been created")
+    rules = parse_rules(command.options)
+    bots = check_bots(command.bots, rules.players, bot_kinds)
+    seconds = check_turn_seconds(command.turn_seconds)
+    data: dict[str, Any] = {
+        "game": game,
+        "rules": rules.to_json(),
+        "seed_commitment": command.seed_commitment,
+        "shuffle": shuffle,
+    }
+    if bots:
+        data["bots"] = bots_to_json(bots)
+    if seconds is not None:
+        data["turn_seconds"] = seconds
+    log.record(Event(GAME_CREATED, data))
+    seat_bots(log, command.seed, start)
+
+
+def take_seat(log: Log[Any], command: TakeSeat, start: Start) -> None:
+    """The next free seat, for ``command.name``."""
+    state = log.state
+    if state.rules is None:
+        raise conflict("game_not_created", "this game has not been created")
+    if state.started or state.over:
+        raise conflict("game_full", "every seat of this game is taken")
+    log.record(Event(SEAT_TAKEN, {"seat": len(state.names), "name": command.name}))
+    seat_bots(log, command.seed, start)
+
+
+def seat_bots(log: Log[Any], seed: bytes, start: Start) -> None:
+    """Bots take their reserved seats as soon as every seat before them is taken (so seats are
+    always taken in seat order); the last seat taken starts the game."""
+    bots = {bot.seat: bot for bot in log.state.bot_seats}
+    while (seat := len(log.state.names)) in bots:
+        bot = bots[seat]
+        log.record(Event(SEAT_TAKEN, {"seat": seat, "name": bot.name, "bot": bot.kind}))
+    if len(log.state.names) == log.state.rules.players:
+        log.record(Event(GAME_STARTED, {"seats": list(log.state.names)}))
+        start(log, seed)
