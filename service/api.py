@@ -311,7 +311,10 @@ def audit_game(game_id: str) -> Response:
     chain, the seed against its commitment, every deal, and the whole game re-decided from its
     picks, with the provenance of every point. The same report as ``cardroom audit``."""
     gid = game_id_of(game_id)
-    records = games().store.load_records(gid, 0, MAX_EVENTS)
+    try:
+        records = games().store.load_records(gid, 0, MAX_EVENTS)
+    except GameNotFound:
+        raise _no_game(gid) from None
     if not records or records[-1].type != GAME_ENDED:
         raise Problem(
             409,

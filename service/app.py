@@ -10,7 +10,7 @@ from typing import Any
 from flask import Flask
 from psycopg_pool import ConnectionPool
 
-from service import clock, db, idempotency, live, problems
+from service import abuse, clock, db, idempotency, live, problems
 from service.api import api
 from service.play import GameService
 from service.store import EventStore
@@ -59,4 +59,5 @@ def create_app(
     problems.register(app)
     app.register_blueprint(api)
     app.register_blueprint(stream_api)
+    abuse.register(app)  # rate limits on creating and joining games; CORS if configured
     return app

@@ -62,8 +62,9 @@ def migrate() -> str:
 def serve(host: str, port: int, workers: int, threads: int = 1, access_log: bool = True) -> None:
     url = migrate()
     # Why: the workers are forked from this process; they must use the database resolved here
-    # (this process owns the embedded server, if any) rather than start their own.
-    os.environ["DATABASE_URL"] = url
+    # (this process owns the embedded server, if any) rather than start their own. They connect
+    # as the least privileged role (SELECT and INSERT only) unless told otherwise: db.app_url.
+    os.environ["DATABASE_URL"] = db.app_url(url)
     _run_gunicorn(
         {
             "bind": f"{host}:{port}",

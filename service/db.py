@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import logging
 import os
+import time
 import warnings
+import weakref
 from contextlib import suppress
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -18,7 +20,7 @@ from urllib.parse import urlsplit, urlunsplit
 import psycopg
 from psycopg import sql
 from psycopg.conninfo import make_conninfo
-from psycopg_pool import ConnectionPool
+from psycopg_pool import ConnectionPool, PoolTimeout
 
 if TYPE_CHECKING:
     from alembic.config import Config
@@ -72,6 +74,44 @@ def with_database(url: str, name: str) -> str:
     return make_conninfo(url, dbname=name)
 
 
+APP_ROLE = "cardroom_app"  # created by migration 0006: SELECT and INSERT only
+
+
+def with_user(url: str, user: str) -> str:
+    """``url`` logging in as ``user`` instead, without the password (URL or key=value form)."""
+    if "://" in url:
+        parts = urlsplit(url)
+        host = parts.netloc.rpartition("@")[2]
+        return urlunsplit(parts._replace(netloc=f"{user}@{host}"))
+    from psycopg.conninfo import conninfo_to_dict
+
+    params = conninfo_to_dict(url)
+    params.pop("password", None)
+    return make_conninfo(**{**params, "user": user})
+
+
+def url_user(url: str) -> str | None:
+    """The user ``url`` names, if any."""
+    if "://" in url:
+        return urlsplit(url).username
+    from psycopg.conninfo import conninfo_to_dict
+
+    return conninfo_to_dict(url).get("user")
+
+
+def app_url(owner_url: str) -> str:
+    """Where the service's workers connect: ``owner_url`` (which migrates) as the least
+    privileged role ``cardroom_app`` (CARDROOM_APP_ROLE names another; empty: the owner's URL
+    as it is). Without CARDROOM_APP_ROLE, a ``DATABASE_URL`` that names a user is kept as it is:
+    whoever names one chose it (and its password)."""
+    role = os.environ.get("CARDROOM_APP_ROLE")
+    if role is None:
+        if os.environ.get("DATABASE_URL") and url_user(os.environ["DATABASE_URL"]):
+            return owner_url
+        role = APP_ROLE
+    return with_user(owner_url, role) if role else owner_url
+
+
 def ensure_database(admin_url: str, name: str) -> str:
     """Create database ``name`` on the server of ``admin_url`` if missing; return its URL."""
     with psycopg.connect(admin_url, autocommit=True) as conn:
@@ -94,6 +134,29 @@ def pool_max_size() -> int:
     return max(1, int(os.environ.get("CARDROOM_POOL_MAX", "10")))
 
 
+# Pools whose last use found the database unreachable: until a connection is had again, a request
+# waits at most CARDROOM_DOWN_TIMEOUT seconds for one (then 503), not the whole pool timeout.
+_unreachable: weakref.WeakKeyDictionary[ConnectionPool, float] = weakref.WeakKeyDictionary()
+
+
+def connection_timeout(pool: ConnectionPool) -> float:
+    """How long a request may wait for a connection of ``pool`` now: short while the database
+    is known to be down (answer 503 at once; the pool reconnects in the background)."""
+    if pool in _unreachable:
+        return min(pool.timeout, float(os.environ.get("CARDROOM_DOWN_TIMEOUT", "0.5")))
+    return pool.timeout
+
+
+def note_unreachable(pool: ConnectionPool, error: BaseException) -> None:
+    """A connection of ``pool`` failed (not merely a wait for a busy pool that timed out)."""
+    if not isinstance(error, PoolTimeout):
+        _unreachable[pool] = time.monotonic()
+
+
+def note_reachable(pool: ConnectionPool) -> None:
+    _unreachable.pop(pool, None)
+
+
 def make_pool(url: str, *, min_size: int = 1, max_size: int | None = None) -> ConnectionPool:
     """An open connection pool for ``url``.
 
@@ -109,7 +172,13 @@ def make_pool(url: str, *, min_size: int = 1, max_size: int | None = None) -> Co
         timeout=float(os.environ.get("CARDROOM_POOL_TIMEOUT", "5")),
         # autocommit: reads need no BEGIN/COMMIT round trips; the store's writes open explicit
         # transactions.
-        kwargs={"application_name": "cardroom", "autocommit": True},
+        # connect_timeout: a server that does not answer (a dropped network) fails a connection
+        # attempt in seconds, not minutes.
+        kwargs={
+            "application_name": "cardroom",
+            "autocommit": True,
+            "connect_timeout": int(os.environ.get("CARDROOM_CONNECT_TIMEOUT", "3")),
+        },
         name="cardroom",
         open=True,
     )

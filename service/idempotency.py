@@ -37,6 +37,7 @@ from flask import Flask, Response, g, request
 from psycopg.types.json import Jsonb
 from psycopg_pool import ConnectionPool
 
+from service import db
 from service.problems import Problem
 from service.store import StoreUnavailable
 
@@ -176,7 +177,8 @@ class Locks:
     def acquire(self, lock_id: int) -> psycopg.Connection[Any]:
         pool = self.pool()
         try:
-            conn = pool.getconn()
+            # Short while the database is known to be down: a 503 at once, not after a wait.
+            conn = pool.getconn(timeout=db.connection_timeout(self._source))
         except psycopg.OperationalError as exc:  # PoolTimeout, PoolClosed
             raise StoreUnavailable(str(exc)) from exc
         try:
@@ -192,6 +194,7 @@ class Locks:
             ) from None
         except psycopg.Error as exc:
             pool.putconn(conn)
+            db.note_unreachable(self._source, exc)
             raise StoreUnavailable(str(exc)) from exc
         return conn
 

@@ -6,13 +6,25 @@ view cannot leak what its schema does not name.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
-from marshmallow import RAISE, Schema, fields, post_load, validate
+from marshmallow import RAISE, Schema, ValidationError, fields, post_load, validate
 
 from domain.decider import BotSeat
 
-NAME = validate.Length(min=1, max=40)
+# Text the service stores or filters by: no control characters (C0, DEL, C1; a NUL cannot even
+# be stored in PostgreSQL text, and escapes would reach terminals through `cardroom replay`) and
+# no lone surrogates (not encodable as UTF-8). openapi.yaml says the same with a `pattern`.
+_NOT_TEXT = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
+
+
+def plain_text(value: str) -> None:
+    if _NOT_TEXT.search(value):
+        raise ValidationError("must not contain control characters or lone surrogates")
+
+
+NAME = validate.And(validate.Length(min=1, max=40), plain_text)
 TURN_SECONDS = (5, 3600)  # the turn clock's bounds: tests inject "now" rather than wait
 
 
@@ -64,7 +76,7 @@ class JoinRequest(Strict):
 
 class ListGamesQuery(Strict):
     status = fields.String(validate=validate.OneOf(["waiting", "playing", "over"]))
-    game = fields.String(validate=validate.Length(max=40))
+    game = fields.String(validate=validate.And(validate.Length(max=40), plain_text))
     limit = fields.Integer(load_default=20, validate=validate.Range(min=1, max=100))
     after = fields.String(validate=validate.Length(max=200))
 

@@ -23,6 +23,7 @@ from psycopg_pool import ConnectionPool
 
 from domain.chain import GENESIS, event_hash
 from domain.decider import GAME_ENDED, GAME_STARTED, Event
+from service import db
 from service.recent import Recent
 
 STATUSES = ("waiting", "playing", "over")
@@ -184,10 +185,12 @@ class EventStore:
         """A pooled connection in autocommit mode: a read is one round trip; writes open their
         own transaction (``conn.transaction()``)."""
         try:
-            with self.pool.connection() as conn:
+            with self.pool.connection(timeout=db.connection_timeout(self.pool)) as conn:
+                db.note_reachable(self.pool)
                 yield conn
         except (psycopg.OperationalError, psycopg.InterfaceError) as exc:
             # Includes psycopg_pool.PoolTimeout. The pool discards broken connections itself.
+            db.note_unreachable(self.pool, exc)
             raise StoreUnavailable(str(exc)) from exc
 
     # --- writes ---------------------------------------------------------------------------

@@ -24,6 +24,9 @@ from service.store import EventStore
 # No turn-clock sweeper thread in the apps tests build: a test that needs the clock calls
 # ``Sweeper.sweep(now)`` itself, with the time it wants (service/clock.py).
 os.environ.setdefault("CARDROOM_CLOCK_INTERVAL", "0")
+# Nor rate limits: the suite creates far more games than a client may (test_abuse.py turns them
+# on in its own apps).
+os.environ.setdefault("CARDROOM_RATE_LIMITS", "off")
 
 _WORKER_KEY = "cardroom_database_url"  # in xdist's workerinput: a URL, or "!" + the error
 

@@ -1,0 +1,110 @@
+"""Abuse limits and browser access: rate limits on creating and joining games, and CORS.
+
+**Rate limits** (Flask-Limiter), per client IP address: ``POST /games`` at most
+``CARDROOM_RATE_LIMIT_CREATE`` (default ``30/minute``), ``POST /games/{id}/players`` at most
+``CARDROOM_RATE_LIMIT_JOIN`` (default ``60/minute``); any Flask-Limiter rate string works
+(``"10/minute;100/hour"``). Past a limit the answer is ``429 rate_limited`` (problem+json) with
+``Retry-After``. Counters are kept in each process's memory: with several gunicorn workers a
+client may get up to (workers × limit) before all of them refuse, and a restart forgets them;
+enough to blunt a script, not a distributed attack (put a proxy in front for that). Behind a
+reverse proxy every client has the proxy's address: limit there, or set the limits off.
+``CARDROOM_RATE_LIMITS=off`` (the test suite sets it) turns them off; app config
+``RATELIMIT_ENABLED`` overrides.
+
+**CORS**: ``CARDROOM_CORS_ORIGINS``, a comma-separated allow-list of origins
+(``https://play.example.com,https://bot.example.org``); empty (the default): no CORS headers at
+all, so browsers keep other sites' pages from calling the API. Bearer tokens travel in the
+``Authorization`` header, never in cookies, so no credentials mode is needed.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+
+from flask import Flask, Response, current_app
+from flask_cors import CORS
+from flask_limiter import Limiter
+from flask_limiter.errors import RateLimitExceeded
+from flask_limiter.util import get_remote_address
+
+from service.problems import Problem, problem_response
+
+DEFAULT_CREATE_LIMIT = "30/minute"
+DEFAULT_JOIN_LIMIT = "60/minute"
+# Read by browsers' scripts: where a created game is, replay markers, caching, back-off.
+EXPOSED_HEADERS = ["Location", "ETag", "Retry-After", "Idempotent-Replayed"]
+ALLOWED_HEADERS = [
+    "Authorization",
+    "Content-Type",
+    "Idempotency-Key",
+    "If-None-Match",
+    "Last-Event-ID",
+]
+
+
+def register(app: Flask) -> None:
+    app.config.setdefault(
+        "RATELIMIT_ENABLED", os.environ.get("CARDROOM_RATE_LIMITS", "on").lower() != "off"
+    )
+    app.config.setdefault(
+        "CARDROOM_RATE_LIMIT_CREATE",
+        os.environ.get("CARDROOM_RATE_LIMIT_CREATE") or DEFAULT_CREATE_LIMIT,
+    )
+    app.config.setdefault(
+        "CARDROOM_RATE_LIMIT_JOIN", os.environ.get("CARDROOM_RATE_LIMIT_JOIN") or DEFAULT_JOIN_LIMIT
+    )
+    app.config.setdefault("CARDROOM_CORS_ORIGINS", os.environ.get("CARDROOM_CORS_ORIGINS", ""))
+    _limits(app)
+    _cors(app)
+
+
+def _limits(app: Flask) -> None:
+    limiter = Limiter(
+        get_remote_address,
+        app=app,
+        storage_uri="memory://",  # per process: see the module doc
+        default_limits=[],
+        headers_enabled=False,  # Retry-After on 429 only (below); no X-RateLimit-* chatter
+    )
+    app.extensions["cardroom_limiter"] = limiter
+    for endpoint, key in (
+        ("api.create_game", "CARDROOM_RATE_LIMIT_CREATE"),
+        ("api.join_game", "CARDROOM_RATE_LIMIT_JOIN"),
+    ):
+
+        def value(key: str = key) -> str:
+            return current_app.config[key]
+
+        # The limit is checked by the wrapper: it must be what the route calls.
+        view = app.view_functions[endpoint]
+        app.view_functions[endpoint] = limiter.limit(value, methods=["POST"])(view)
+
+    @app.errorhandler(RateLimitExceeded)
+    def too_many(error: RateLimitExceeded) -> Response:
+        current = limiter.current_limit
+        wait = current.reset_at - time.time() if current is not None else 60
+        return problem_response(
+            Problem(
+                429,
+                "rate_limited",
+                f"too many requests of this kind from your address ({error.limit.limit});"
+                " wait Retry-After seconds",
+                headers={"Retry-After": str(max(1, math.ceil(wait)))},
+            )
+        )
+
+
+def _cors(app: Flask) -> None:
+    origins = [o.strip() for o in app.config["CARDROOM_CORS_ORIGINS"].split(",") if o.strip()]
+    if not origins:
+        return
+    CORS(
+        app,
+        origins=origins,
+        allow_headers=ALLOWED_HEADERS,
+        expose_headers=EXPOSED_HEADERS,
+        supports_credentials=False,
+        max_age=600,
+    )

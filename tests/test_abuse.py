@@ -1,0 +1,212 @@
+"""Abuse limits (429 rate_limited on creating and joining games), CORS for an allow-list of
+origins, and a server whose logs never hold a seat's bearer token."""
+
+from __future__ import annotations
+
+import os
+import random
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import requests
+from api_client import ApiClient, LiveServer, Table, expect_problem, expect_status, play_to_end
+from api_client import serve as serve_app
+from psycopg_pool import ConnectionPool
+
+from service import abuse
+from service.app import create_app
+from service.db import ROOT
+
+pytest_plugins = ["api_fixtures"]
+
+ALLOWED = "https://play.example.com"
+
+
+# --- rate limits ---------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def limited(pool: ConnectionPool) -> Iterator[str]:
+    config = {
+        "RATELIMIT_ENABLED": True,
+        "CARDROOM_RATE_LIMIT_CREATE": "3/minute",
+        "CARDROOM_RATE_LIMIT_JOIN": "2/minute",
+    }
+    with serve_app(create_app(pool=pool, config=config)) as url:
+        yield url
+
+
+def test_creating_games_is_rate_limited(limited: str) -> None:
+    with ApiClient(limited) as api:
+        for _ in range(3):
+            api.create_game(2)
+        response = api.post("/games", {"game": "sushi-go", "players": 2})
+        problem = expect_problem(response, 429, "rate_limited")
+        assert 1 <= int(response.headers["Retry-After"]) <= 61, response.headers
+        assert "3 per 1 minute" in problem["detail"]
+        expect_status(api.get("/games"), 200)  # reads are not limited
+
+
+def test_joining_is_rate_limited_apart_from_creating(limited: str, live_server: LiveServer) -> None:
+    with ApiClient(live_server.url) as unlimited, ApiClient(limited) as api:
+        game = unlimited.create_game(5)
+        api.join(game["id"], "one")
+        api.join(game["id"], "two")
+        response = api.post(f"/games/{game['id']}/players", {"name": "three"})
+        expect_problem(response, 429, "rate_limited")
+        assert int(response.headers["Retry-After"]) >= 1
+        assert unlimited.game(game["id"])["version"] == 3  # created, two seats
+
+
+def test_a_rate_limited_answer_is_not_stored_for_retries(pool: ConnectionPool) -> None:
+    """429 asks to be retried: a retry with the same Idempotency-Key runs once the limit allows
+    (the 429 was not stored, service/idempotency.py), and is stored then."""
+    config = {"RATELIMIT_ENABLED": True, "CARDROOM_RATE_LIMIT_CREATE": "2/second"}
+    body = {"game": "sushi-go", "players": 2}
+    key = {"Idempotency-Key": str(uuid.uuid4())}
+    with serve_app(create_app(pool=pool, config=config)) as url, ApiClient(url) as api:
+        while True:  # use up the second's allowance (the window may turn meanwhile)
+            response = api.post("/games", body, headers=key)
+            if response.status_code == 429:
+                break
+            expect_status(response, 201)
+            key = {"Idempotency-Key": str(uuid.uuid4())}
+        expect_problem(response, 429, "rate_limited")
+        time.sleep(int(response.headers["Retry-After"]))
+        retried = api.post("/games", body, headers=key)
+        expect_status(retried, 201)
+        assert "Idempotent-Replayed" not in retried.headers
+        replayed = api.post("/games", body, headers=key)
+        assert replayed.headers["Idempotent-Replayed"] == "true"
+        assert replayed.json()["id"] == retried.json()["id"]
+
+
+def test_limits_are_on_by_default_with_generous_values(
+    pool: ConnectionPool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in ("CARDROOM_RATE_LIMITS", "CARDROOM_RATE_LIMIT_CREATE", "CARDROOM_RATE_LIMIT_JOIN"):
+        monkeypatch.delenv(name, raising=False)
+    app = create_app(pool=pool)
+    assert app.config["RATELIMIT_ENABLED"] is True
+    assert app.config["CARDROOM_RATE_LIMIT_CREATE"] == abuse.DEFAULT_CREATE_LIMIT == "30/minute"
+    assert app.config["CARDROOM_RATE_LIMIT_JOIN"] == abuse.DEFAULT_JOIN_LIMIT == "60/minute"
+    monkeypatch.setenv("CARDROOM_RATE_LIMITS", "off")
+    assert create_app(pool=pool).config["RATELIMIT_ENABLED"] is False
+
+
+# --- CORS ----------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def cors(pool: ConnectionPool) -> Iterator[str]:
+    config = {"CARDROOM_CORS_ORIGINS": f"{ALLOWED}, https://bots.example.org"}
+    with serve_app(create_app(pool=pool, config=config)) as url:
+        yield url
+
+
+def test_cors_answers_allowed_origins_only(cors: str) -> None:
+    with ApiClient(cors) as api:
+        response = api.get("/games", headers={"Origin": ALLOWED})
+        assert response.headers["Access-Control-Allow-Origin"] == ALLOWED
+        assert "Location" in response.headers["Access-Control-Expose-Headers"]
+        assert "Access-Control-Allow-Credentials" not in response.headers
+        created = api.post(
+            "/games", {"game": "sushi-go", "players": 2}, headers={"Origin": ALLOWED}
+        )
+        assert created.headers["Access-Control-Allow-Origin"] == ALLOWED
+        for origin in ("https://evil.example.com", "null", "https://play.example.com.evil.net"):
+            response = api.get("/games", headers={"Origin": origin})
+            assert "Access-Control-Allow-Origin" not in response.headers, origin
+
+
+def test_cors_preflight_for_a_move(cors: str) -> None:
+    # A preflight (OPTIONS) is CORS machinery, not an operation of openapi.yaml: plain requests.
+    path = "/games/00000000-0000-4000-8000-000000000000/moves"
+    response = requests.options(
+        cors + path,
+        headers={
+            "Origin": ALLOWED,
+            "Access-Control-Request-Method": "POST",
+            "Access-Control-Request-Headers": "authorization, content-type, idempotency-key",
+        },
+        timeout=10,
+    )
+    assert response.status_code == 200
+    assert response.headers["Access-Control-Allow-Origin"] == ALLOWED
+    allowed = response.headers["Access-Control-Allow-Headers"].lower()
+    assert {"authorization", "content-type", "idempotency-key"} <= {
+        h.strip() for h in allowed.split(",")
+    }
+    assert "POST" in response.headers["Access-Control-Allow-Methods"]
+    refused = requests.options(
+        cors + path,
+        headers={"Origin": "https://evil.example.com", "Access-Control-Request-Method": "POST"},
+        timeout=10,
+    )
+    assert "Access-Control-Allow-Origin" not in refused.headers
+
+
+def test_no_cors_headers_by_default(api: ApiClient) -> None:
+    response = api.get("/games", headers={"Origin": ALLOWED})
+    assert not [h for h in response.headers if h.lower().startswith("access-control-")]
+
+
+# --- tokens never reach the logs -----------------------------------------------------------------
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def test_server_logs_never_hold_a_token(database_url: str, tmp_path: Path) -> None:
+    """``cardroom serve`` with its access log and app logs in a file: a whole game, and errors
+    made with tokens (a pick after the end, another game's token), leave no token in it."""
+    log_path = tmp_path / "server.log"
+    port = _free_port()
+    command = [sys.executable, "-m", "service.cli", "serve", "--port", str(port)]
+    command += ["--workers", "1", "--threads", "4"]
+    env = {**os.environ, "DATABASE_URL": database_url}
+    with log_path.open("w") as log:
+        server = subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=log)
+    base = f"http://127.0.0.1:{port}"
+    tokens: list[str] = []
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                if requests.get(f"{base}/healthz", timeout=5).status_code == 200:
+                    break
+            except requests.ConnectionError:
+                pass
+            assert time.monotonic() < deadline, log_path.read_text()
+            assert server.poll() is None, log_path.read_text()
+            time.sleep(0.1)
+        with ApiClient(base) as api:
+            table = Table.open(api, 2)
+            other = Table.open(api, 2)
+            tokens = [p.token for p in table.players + other.players]
+            play_to_end(table, random.Random(5))
+            player = table.players[0]
+            expect_problem(
+                player.client.post(f"{table.path}/moves", {"cards": ["tempura"]}), 409, "game_over"
+            )
+            expect_problem(api.get(other.path, token=tokens[0]), 403, "not_your_game")
+            expect_problem(api.get(table.path, token=tokens[0] + "x"), 401, "invalid_token")
+            table.close()
+            other.close()
+    finally:
+        server.terminate()
+        server.wait(30)
+    text = log_path.read_text()
+    assert f'"POST /games/{table.game_id}/moves HTTP/1.1" 200' in text  # the access log is there
+    for token in tokens:
+        assert token not in text
+        assert token[:16] not in text

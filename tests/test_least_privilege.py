@@ -1,0 +1,135 @@
+"""Least privilege (migration 0006): the service's role, ``cardroom_app``, may SELECT and INSERT
+on the tables the app uses and nothing else; a whole game works through an app running as it.
+(The other tests keep connecting as the owner, who migrates.)"""
+
+from __future__ import annotations
+
+import random
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import psycopg
+import pytest
+from api_client import ApiClient, Table, expect_status, play_to_end, serve
+from psycopg import errors
+
+from service import db
+from service.app import create_app
+
+# Each table the app uses, with one of its columns.
+APP_TABLES = {
+    "events": "data",
+    "games": "created_at",
+    "seats": "game_id",
+    "game_secrets": "game_id",
+    "idempotency_keys": "body",
+    "turn_deadlines": "deadline",
+}
+TEST_PASSWORD = "cardroom-test"  # only where the test server wants passwords (testcontainers)
+
+
+@pytest.fixture(scope="module")
+def app_role_url(database_url: str) -> str:
+    url = db.with_user(database_url, db.APP_ROLE)
+    try:
+        psycopg.connect(url, connect_timeout=5).close()
+    except psycopg.OperationalError as exc:
+        if "password" not in str(exc):
+            raise
+        with psycopg.connect(database_url, autocommit=True) as owner:
+            owner.execute(f"ALTER ROLE {db.APP_ROLE} PASSWORD '{TEST_PASSWORD}'")
+        url = psycopg.conninfo.make_conninfo(url, password=TEST_PASSWORD)
+    return url
+
+
+@pytest.fixture
+def app_conn(app_role_url: str) -> Iterator[psycopg.Connection[Any]]:
+    with psycopg.connect(app_role_url, autocommit=True) as conn:
+        yield conn
+
+
+def _refused(conn: psycopg.Connection[Any], statement: str) -> str:
+    with pytest.raises(errors.InsufficientPrivilege) as refused:
+        conn.execute(statement)
+    return str(refused.value)
+
+
+def test_the_app_role_is_not_the_owner(app_conn: psycopg.Connection[Any]) -> None:
+    user, superuser = app_conn.execute(
+        "SELECT current_user, rolsuper FROM pg_roles WHERE rolname = current_user"
+    ).fetchone()
+    assert (user, superuser) == (db.APP_ROLE, False)
+
+
+@pytest.mark.parametrize(("table", "column"), APP_TABLES.items())
+def test_the_app_role_reads_and_appends_only(
+    app_conn: psycopg.Connection[Any], table: str, column: str
+) -> None:
+    app_conn.execute(f"SELECT count(*) FROM {table}")  # allowed
+    # "permission denied", not the append-only triggers (which would say "append-only"): the
+    # role lacks the privilege itself.
+    for statement in (
+        f"UPDATE {table} SET {column} = {column}",
+        f"DELETE FROM {table}",
+        f"TRUNCATE {table}",
+        f"ALTER TABLE {table} DISABLE TRIGGER ALL",
+        f"DROP TABLE {table}",
+    ):
+        message = _refused(app_conn, statement)
+        assert "permission denied" in message or "must be owner" in message, message
+
+
+def test_the_app_role_has_nothing_beyond_its_grants(app_conn: psycopg.Connection[Any]) -> None:
+    _refused(app_conn, "SELECT * FROM alembic_version")
+    _refused(app_conn, "CREATE TABLE intruder (x int)")
+    _refused(app_conn, "CREATE FUNCTION f() RETURNS int LANGUAGE sql AS 'SELECT 1'")
+    _refused(app_conn, "DROP FUNCTION refuse_change()")
+    _refused(app_conn, "CREATE ROLE intruder")
+    _refused(app_conn, "SELECT setval(pg_get_serial_sequence('events', 'position'), 1)")
+    _refused(app_conn, f"ALTER ROLE {db.APP_ROLE} SUPERUSER")
+
+
+def test_migrating_twice_keeps_the_role(database_url: str) -> None:
+    """The role is cluster-wide: a second database's migration finds it and only grants."""
+    name = f"cardroom_role_{uuid.uuid4().hex[:8]}"
+    url = db.ensure_database(database_url, name)
+    try:
+        db.migrate(url)
+        with psycopg.connect(url) as conn:
+            grants = conn.execute(
+                "SELECT table_name, string_agg(privilege_type, ',' ORDER BY privilege_type)"
+                " FROM information_schema.role_table_grants WHERE grantee = %s"
+                " GROUP BY table_name ORDER BY 1",
+                (db.APP_ROLE,),
+            ).fetchall()
+        assert grants == [(t, "INSERT,SELECT") for t in sorted(APP_TABLES)]
+    finally:
+        db.drop_database(database_url, name)
+
+
+def test_a_whole_game_as_the_app_role(app_role_url: str) -> None:
+    with (
+        db.make_pool(app_role_url, max_size=4) as pool,
+        serve(create_app(pool=pool)) as url,
+        ApiClient(url) as api,
+    ):
+        table = Table.open(api, 2)
+        try:
+            assert play_to_end(table, random.Random(3)) > 0
+            assert api.game(table.game_id)["status"] == "over"
+            expect_status(api.get(f"{table.path}/audit"), 200)
+        finally:
+            table.close()
+        # Bots, a turn clock (turn_deadlines) and an idempotent retry (idempotency_keys).
+        body = {"game": "sushi-go", "players": 2, "turn_seconds": 30}
+        body["bots"] = [{"seat": 1, "kind": "greedy"}]
+        key = {"Idempotency-Key": str(uuid.uuid4())}
+        first = api.post("/games", body, headers=key)
+        expect_status(first, 201)
+        again = api.post("/games", body, headers=key)
+        assert again.headers["Idempotent-Replayed"] == "true"
+        assert again.json()["id"] == first.json()["id"]
+        granted = api.join(first.json()["id"], "Ada")
+        view = api.game(first.json()["id"], token=granted["token"])
+        assert view["status"] == "playing" and "turn_deadline" in view
