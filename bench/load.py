@@ -184,7 +184,13 @@ class Server:
     def start(self, timeout: float = 60.0) -> float:
         """Start and wait until /healthz answers 200; the seconds it took."""
         started = time.monotonic()
-        env = {**os.environ, "DATABASE_URL": self.url, "PYTHONPATH": str(ROOT)}
+        # One address asking for many games and seats: rate limits would refuse the load.
+        env = {
+            **os.environ,
+            "DATABASE_URL": self.url,
+            "PYTHONPATH": str(ROOT),
+            "CARDROOM_RATE_LIMITS": "off",
+        }
         command = [sys.executable, "-m", "service.cli", "serve", "--port", str(self.port)]
         command += ["--workers", str(self.workers), "--threads", str(self.threads)]
         command += ["--no-access-log"]
