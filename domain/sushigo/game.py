@@ -160,7 +160,7 @@ def _validate(state: State, seat: int, move: Any) -> Pick:
                 "use_wasabi needs one true/false per picked card, in the same order (S9)",
             )
         wasabi = tuple(wasabi)
-    return Pick(cards, dummy_card, wasabi, by=move.by)
+    return Pick(cards, dummy_card, wasabi, False, move.by)
 
 
 def _check_origin(state: State, seat: int, pick: Pick) -> None:
@@ -328,13 +328,14 @@ def _on_picked(state: State, data: Any, version: int) -> State:
 
 def _with_pick(state: State, seat: int, pick: Pick, version: int) -> State:
     """S4: the pick is recorded, hidden; its cards leave the hand."""
-    hand = list(state.hands[seat])
+    hand = state.hands[seat]
     for kind in pick.taken:
-        hand.remove(kind)
+        at = hand.index(kind)
+        hand = hand[:at] + hand[at + 1 :]
     return replace(
         state,
         version=version,
-        hands=(*state.hands[:seat], tuple(hand), *state.hands[seat + 1 :]),
+        hands=(*state.hands[:seat], hand, *state.hands[seat + 1 :]),
         picks=(*state.picks[:seat], pick, *state.picks[seat + 1 :]),
     )
 
