@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, Generic, TypeVar
 
-from .bots import bots_to_json, check_bots, check_turn_seconds
+from .bots import bots_from_json, bots_to_json, check_bots, check_turn_seconds
 from .decider import (
     GAME_CREATED,
     GAME_STARTED,
@@ -90,3 +90,22 @@ def seat_bots(log: Log[Any], seed: bytes, start: Start) -> None:
     if len(log.state.names) == log.state.rules.players:
         log.record(Event(GAME_STARTED, {"seats": list(log.state.names)}))
         start(log, seed)
+
+
+# --- evolving: the lifecycle facts every game's state records the same way ---------------------
+
+
+def on_created(state: Any, data: Any, version: int, *, parse_rules: Callable[[Any], Any]) -> Any:
+    """``game_created``: the rules, the seed commitment, reserved bot seats, the turn clock."""
+    return state._replace(
+        version=version,
+        rules=parse_rules(data["rules"]),
+        seed_commitment=data["seed_commitment"],
+        bot_seats=bots_from_json(data.get("bots")),
+        turn_seconds=data.get("turn_seconds"),
+    )
+
+
+def on_seat_taken(state: Any, data: Any, version: int) -> Any:
+    """``seat_taken``: seats are taken in seat order, so the name goes last."""
+    return state._replace(version=version, names=(*state.names, data["name"]))

@@ -5,10 +5,11 @@ as where it comes from (``State.pile_base``/``pile_offset``) and how much of it 
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
-from ..bots import bots_from_json
 from ..decider import GAME_CREATED, GAME_ENDED, GAME_STARTED, SEAT_TAKEN, Event
+from ..lifecycle import on_created, on_seat_taken
 from .board import Cell, index
 from .rules import parse_rules
 from .sequences import EMPTY, update_runs
@@ -30,21 +31,6 @@ def evolve(state: State, event: Event) -> State:
     if event.schema_version != 1:
         raise ValueError(f"{event.type} v{event.schema_version} is not known to this server")
     return apply(state, event.data, state.version + 1)
-
-
-def _on_created(state: State, data: Any, version: int) -> State:
-    return replace(
-        state,
-        version=version,
-        rules=parse_rules(data["rules"]),
-        seed_commitment=data["seed_commitment"],
-        bot_seats=bots_from_json(data.get("bots")),
-        turn_seconds=data.get("turn_seconds"),
-    )
-
-
-def _on_seat_taken(state: State, data: Any, version: int) -> State:
-    return replace(state, version=version, names=(*state.names, data["name"]))
 
 
 def _on_started(state: State, data: Any, version: int) -> State:
@@ -143,8 +129,8 @@ def _on_ended(state: State, data: Any, version: int) -> State:
 
 
 _APPLY = {
-    GAME_CREATED: _on_created,
-    SEAT_TAKEN: _on_seat_taken,
+    GAME_CREATED: partial(on_created, parse_rules=parse_rules),
+    SEAT_TAKEN: on_seat_taken,
     GAME_STARTED: _on_started,
     CARDS_DEALT: _on_dealt,
     CARD_PLAYED: _on_played,

@@ -16,10 +16,10 @@ Event types (schema version 1 unless said), in the order a game records them:
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from ..bots import KINDS as BOT_KINDS
-from ..bots import bots_from_json
 from ..decider import (
     BY_BOT,
     BY_CLOCK,
@@ -37,7 +37,7 @@ from ..decider import (
     forbidden,
     rule_broken,
 )
-from ..lifecycle import Log, create, take_seat
+from ..lifecycle import Log, create, on_created, on_seat_taken, take_seat
 from .cards import CARD_KINDS, CHOPSTICKS, KINDS, NIGIRI_KINDS, PUDDING, WASABI
 from .rules import ROUNDS, Rules, parse_rules
 from .scoring import pudding_points, round_breakdowns, winners
@@ -278,21 +278,6 @@ def evolve(state: State, event: Event) -> State:
     return apply(state, event.data, state.version + 1)
 
 
-def _on_created(state: State, data: Any, version: int) -> State:
-    return replace(
-        state,
-        version=version,
-        rules=parse_rules(data["rules"]),
-        seed_commitment=data["seed_commitment"],
-        bot_seats=bots_from_json(data.get("bots")),
-        turn_seconds=data.get("turn_seconds"),
-    )
-
-
-def _on_seat_taken(state: State, data: Any, version: int) -> State:
-    return replace(state, version=version, names=(*state.names, data["name"]))
-
-
 def _on_started(state: State, data: Any, version: int) -> State:
     seats = state.rules.scored_seats  # type: ignore[union-attr]
     return replace(
@@ -444,8 +429,8 @@ def _on_ended(state: State, data: Any, version: int) -> State:
 
 
 _APPLY = {
-    GAME_CREATED: _on_created,
-    SEAT_TAKEN: _on_seat_taken,
+    GAME_CREATED: partial(on_created, parse_rules=parse_rules),
+    SEAT_TAKEN: on_seat_taken,
     GAME_STARTED: _on_started,
     ROUND_DEALT: _on_dealt,
     CARD_PICKED: _on_picked,
