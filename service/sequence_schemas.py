@@ -82,6 +82,11 @@ class SeatView(Schema):
     hand = fields.List(fields.String())  # only once the game is over
 
 
+class CardPlays(Schema):
+    card = fields.String(required=True)
+    cells = fields.List(fields.List(fields.Integer()), required=True)
+
+
 class YouView(Schema):
     seat = fields.Integer(required=True)
     team = fields.Integer(required=True)
@@ -89,6 +94,7 @@ class YouView(Schema):
     your_turn = fields.Boolean(required=True)
     dead_cards = fields.List(fields.String(), required=True)
     can_discard = fields.Boolean(required=True)
+    plays = fields.List(fields.Nested(CardPlays), required=True)
 
 
 class RulesView(Schema):

@@ -54,6 +54,9 @@ def line_value(view: dict[str, Any], cell: list[int], team: int) -> int:
 def sequence_move(view: dict[str, Any], rng: random.Random) -> dict[str, Any]:
     """A legal move, mostly greedy (the chip that lines up best) so that games end soon."""
     you = view["you"]
+    # The view's own list of legal cells agrees with this independent reading of the board.
+    offered = {play["card"]: sorted(play["cells"]) for play in you["plays"]}
+    assert offered == {card: sorted(targets(view, card)) for card in set(you["hand"])}
     if you["can_discard"] and rng.random() < 0.5:
         return {"discard": rng.choice(you["dead_cards"])}
     options = [(card, cell) for card in set(you["hand"]) for cell in targets(view, card)]

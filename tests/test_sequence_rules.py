@@ -239,6 +239,10 @@ def test_q7_a_dead_card_is_swapped_once_per_turn_and_the_turn_goes_on() -> None:
     state = setup([["7H", "2S", "JD", "QS"], ["3S"]], chips, pile=["3S", "4S", "5S"])
     view = SEQUENCE.view(state, Viewer(0))["you"]
     assert view["dead_cards"] == ["7H", "2S"] and view["can_discard"]
+    plays = {play["card"]: play["cells"] for play in view["plays"]}
+    assert plays["7H"] == [] and plays["2S"] == []  # a dead card has nowhere to go
+    assert sorted(plays["QS"]) == [[2, 9], [4, 1]]
+    assert len(plays["JD"]) == 96 - len(chips)  # Q6: a two-eyed jack goes on any empty cell
     with pytest.raises(DomainError, match="card_not_dead"):
         discard(state, 0, "QS")  # QS can still be played
     with pytest.raises(DomainError, match="card_not_dead"):

@@ -10,7 +10,7 @@ from typing import Any
 from ..decider import GAME_ENDED, Event, Viewer
 from .board import BOARD, SIZE
 from .game import CARD_PLAYED, CARDS_DEALT, DEAD_CARD_DISCARDED, GAME, pile_order
-from .legal import can_discard, dead_cards
+from .legal import can_discard, dead_cards, targets
 from .sequences import EMPTY
 from .state import State
 
@@ -50,6 +50,7 @@ def view(state: State, viewer: Viewer) -> dict[str, Any]:
             "your_turn": your_turn,
             "dead_cards": dead_cards(state, seat),
             "can_discard": your_turn and can_discard(state, seat),
+            "plays": _plays(state, seat) if your_turn and not state.over else [],
         }
     if state.over:
         result["result"] = state.result
@@ -61,6 +62,16 @@ def view(state: State, viewer: Viewer) -> dict[str, Any]:
             pile = pile_order(bytes.fromhex(state.seed), state.pile_base, state.pile_offset)[0]
             result["draw_pile"] = list(pile[state.pile_taken :])
     return result
+
+
+def _plays(state: State, seat: int) -> list[dict[str, Any]]:
+    """Q6/Q10/Q11: every cell each card in the hand can go on now, so that a client need not
+    re-implement the rules to show them (a dead card has none)."""
+    cards = dict.fromkeys(state.hands[seat])  # each distinct card once, in hand order
+    return [
+        {"card": card, "cells": [list(cell) for cell in targets(state, seat, card)]}
+        for card in cards
+    ]
 
 
 def _teams(state: State) -> list[dict[str, Any]]:
