@@ -139,7 +139,11 @@ def list_games() -> Response:
             ) from None
     limit = query["limit"]
     rows = games().store.list_games(
-        status=query.get("status"), game=query.get("game"), limit=limit + 1, after=after
+        status=query.get("status"),
+        game=query.get("game"),
+        limit=limit + 1,
+        after=after,
+        order=query["order"],
     )
     page = rows[:limit]
     body = {

@@ -79,6 +79,7 @@ class ListGamesQuery(Strict):
     game = fields.String(validate=validate.And(validate.Length(max=40), plain_text))
     limit = fields.Integer(load_default=20, validate=validate.Range(min=1, max=100))
     after = fields.String(validate=validate.Length(max=200))
+    order = fields.String(load_default="oldest", validate=validate.OneOf(["oldest", "newest"]))
 
 
 class EventsQuery(Strict):

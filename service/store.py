@@ -27,6 +27,8 @@ from service import db
 from service.recent import Recent
 
 STATUSES = ("waiting", "playing", "over")
+# Orders of ``list_games``: by (created_at, id) ascending or descending.
+ORDERS = ("oldest", "newest")
 
 # Constraint names from migrations/versions/0001_initial.py that mean "someone appended first".
 # (0005: a turn's deadline row is keyed by the version appended with it, so it races the same.)
@@ -85,7 +87,11 @@ class StoredEvent:
 
 
 class GameCursor(NamedTuple):
-    """Where a page of ``list_games`` ended; pass it as ``after`` to get the next page."""
+    """Where a page of ``list_games`` ended; pass it as ``after`` to get the next page.
+
+    A cursor is a position, not tied to an order: with either order, ``after`` lists the games
+    that come after that position in the order asked for.
+    """
 
     created_at: datetime
     id: UUID
@@ -150,7 +156,7 @@ CROSS JOIN LATERAL (
     END AS status
 ) s
 WHERE {{where}}
-ORDER BY g.created_at, g.id
+ORDER BY {{order}}
 LIMIT %(limit)s
 """
 
@@ -376,14 +382,19 @@ class EventStore:
         game: str | None = None,
         limit: int = 50,
         after: GameCursor | None = None,
+        order: str = "oldest",
     ) -> list[GameRow]:
-        """Games oldest first, optionally filtered; keyset-paginated by (created_at, id).
+        """Games oldest (or ``newest``) first, optionally filtered; keyset-paginated by
+        (created_at, id): ``after`` lists the games past that cursor in the given order.
 
         Status: ``over`` once ``game_ended`` is recorded, ``playing`` once ``game_started`` is,
         else ``waiting``.
         """
         if status is not None and status not in STATUSES:
             raise ValueError(f"status must be one of {STATUSES}")
+        if order not in ORDERS:
+            raise ValueError(f"order must be one of {ORDERS}")
+        newest = order == "newest"
         # Only the filters in use go into the SQL, so the planner sees a plain keyset scan.
         where = [sql.SQL("true")]
         params: dict[str, Any] = {"limit": limit}
@@ -394,9 +405,14 @@ class EventStore:
             where.append(sql.SQL("g.game = %(game)s"))
             params["game"] = game
         if after is not None:
-            where.append(sql.SQL("(g.created_at, g.id) > (%(after_at)s, %(after_id)s)"))
+            # Both directions are a keyset scan of games_created_at_id (backwards for newest).
+            past = "<" if newest else ">"
+            where.append(sql.SQL(f"(g.created_at, g.id) {past} (%(after_at)s, %(after_id)s)"))
             params.update(after_at=after.created_at, after_id=after.id)
-        query = sql.SQL(_LIST_GAMES).format(where=sql.SQL(" AND ").join(where))
+        order_by = "g.created_at DESC, g.id DESC" if newest else "g.created_at, g.id"
+        query = sql.SQL(_LIST_GAMES).format(
+            where=sql.SQL(" AND ").join(where), order=sql.SQL(order_by)
+        )
         with self._connection() as conn:
             rows = conn.execute(query, params).fetchall()
         return [GameRow(*row) for row in rows]

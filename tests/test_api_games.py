@@ -15,6 +15,7 @@ import uuid
 from collections import Counter
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime
 from typing import Any
 
 import pytest
@@ -192,6 +193,50 @@ def test_games_list_paginates_and_filters(api: ApiClient) -> None:
     assert positions == sorted(positions)  # oldest first
     none = api.get("/games", params={"game": "no-such-game"}).json()
     assert none == {"games": [], "next": None}
+    # order=oldest is the default: the same games in the same order (others may add games
+    # meanwhile, at the end of the list).
+    params = {"game": "sushi-go", "limit": 100}
+    explicit = [
+        g["id"] for g in api.get("/games", params={**params, "order": "oldest"}).json()["games"]
+    ]
+    default = [g["id"] for g in api.get("/games", params=params).json()["games"]]
+    assert default[: len(explicit)] == explicit
+
+
+def list_all_games(api: ApiClient, params: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every page of ``GET /games`` with these parameters, following ``next``."""
+    games: list[dict[str, Any]] = []
+    after = None
+    while True:
+        response = api.get("/games", params={**params, **({"after": after} if after else {})})
+        expect_status(response, 200)
+        page = response.json()
+        assert len(page["games"]) <= params["limit"]
+        games += page["games"]
+        after = page["next"]
+        if after is None:
+            return games
+
+
+def test_games_list_newest_first(api: ApiClient) -> None:
+    mine = [api.create_game(3)["id"] for _ in range(4)]
+    games = list_all_games(
+        api, {"game": "sushi-go", "status": "waiting", "order": "newest", "limit": 3}
+    )
+    ids = [g["id"] for g in games]
+    assert len(ids) == len(set(ids))  # no game on two pages
+    assert set(mine) <= set(ids)  # and none of mine left out
+    positions = [ids.index(game_id) for game_id in mine]
+    assert positions == sorted(positions, reverse=True)  # the last one made comes first
+    keys = [(datetime.fromisoformat(g["created_at"]), uuid.UUID(g["id"])) for g in games]
+    assert keys == sorted(keys, reverse=True)
+    # Every game made before mine (and waiting) is on a later page: none is left out.
+    oldest = [
+        g["id"]
+        for g in list_all_games(api, {"status": "waiting", "game": "sushi-go", "limit": 100})
+    ]
+    older = oldest[: oldest.index(mine[0])]  # still waiting now, so waiting then too
+    assert set(older) <= set(ids[positions[0] + 1 :])
 
 
 def test_health(api: ApiClient) -> None:
@@ -373,6 +418,9 @@ GAMES_QUERY_400 = [
     ({"status": "finished"}, "status", False),
     ({"game": "g" * 41}, "game", False),
     ({"after": "a" * 201}, "after", False),
+    ({"order": "desc"}, "order", False),
+    ({"order": "Newest"}, "order", False),
+    ({"order": ""}, "order", None),  # the validator takes an empty value for an absent one
     ({"sort": "desc"}, "sort", None),  # OpenAPI has no way to refuse unknown query parameters
 ]
 

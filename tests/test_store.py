@@ -296,6 +296,43 @@ def test_list_games_paginates_by_keyset(store: EventStore) -> None:
     assert seen == [g.id for g in everything]
     assert sorted(seen) == sorted(ids)
     assert len(store.list_games(limit=2)) == 2  # no filter at all
+    assert store.list_games(game=name, limit=100, order="oldest") == everything  # the default
+
+
+def test_list_games_newest_first_paginates_by_keyset(store: EventStore) -> None:
+    name = f"newest-{uuid.uuid4()}"
+    ids = [new_game(store, name) for _ in range(7)]
+    oldest = store.list_games(game=name, limit=100)
+    newest = store.list_games(game=name, limit=100, order="newest")
+    assert newest == oldest[::-1]
+    assert [g.cursor for g in newest] == sorted((g.cursor for g in newest), reverse=True)
+    assert newest[0].id == ids[-1] and newest[-1].id == ids[0]  # the last one made comes first
+
+    seen: list[UUID] = []
+    after: GameCursor | None = None
+    while True:
+        page = store.list_games(game=name, limit=3, after=after, order="newest")
+        seen += [g.id for g in page]
+        if len(page) < 3:
+            break
+        after = GameCursor.decode(page[-1].cursor.encode())  # as an API client would
+
+    assert seen == [g.id for g in newest]
+    assert len(seen) == len(set(seen)) and sorted(seen) == sorted(ids)
+    with pytest.raises(ValueError):
+        store.list_games(order="desc")
+
+
+def test_a_cursor_is_a_position_in_either_order(store: EventStore) -> None:
+    name = f"either-{uuid.uuid4()}"
+    for _ in range(5):
+        new_game(store, name)
+    games = store.list_games(game=name, limit=100)
+    middle = games[2].cursor
+    later = store.list_games(game=name, after=middle)
+    earlier = store.list_games(game=name, after=middle, order="newest")
+    assert later == games[3:]
+    assert earlier == games[:2][::-1]
 
 
 def test_cursor_round_trips_and_rejects_garbage() -> None:
