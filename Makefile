@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed-stamp
 HOST   ?= 127.0.0.1
 PORT   ?= 8000
 
-.PHONY: run test lint bench migrate clean
+.PHONY: run test lint bench migrate clean chromium
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -26,8 +26,17 @@ migrate: $(STAMP)
 	$(VENV)/bin/cardroom migrate
 
 # TEST_DATABASE_URL (an admin URL) if set; else Docker (testcontainers); else embedded PostgreSQL.
-test: $(STAMP)
+test: $(STAMP) chromium
 	$(PY) -m pytest -n auto tests
+
+# The web page's browser tests (tests/test_web_*.py) drive Debian's chromium through Playwright;
+# Playwright's own browser download is never used. As root on Debian, install it if missing.
+chromium:
+	@command -v chromium >/dev/null || [ -n "$$CARDROOM_CHROMIUM" ] || \
+	  { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && \
+	    { apt-get install -y --no-install-recommends chromium || \
+	      { apt-get update && apt-get install -y --no-install-recommends chromium; }; }; } || \
+	  { echo "The browser tests need Chromium: apt-get install chromium, or set CARDROOM_CHROMIUM" >&2; exit 1; }
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .

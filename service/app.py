@@ -15,6 +15,7 @@ from service.api import api
 from service.play import GameService
 from service.store import EventStore
 from service.stream import stream_api
+from service.web_page import web
 
 OPENAPI_PATH = Path(__file__).resolve().parent.parent / "openapi.yaml"
 MAX_BODY_BYTES = 16 * 1024  # a move is a few hundred bytes; anything near this is not one
@@ -28,7 +29,7 @@ def create_app(
 ) -> Flask:
     """The app, on ``pool`` if given, else on a new pool to ``database_url`` (default: the
     resolved database, see service.db). The schema must already be migrated."""
-    app = Flask(__name__, static_folder=None)  # no /static route: every route is in the API
+    app = Flask(__name__, static_folder=None)  # the page's files: service/web_page.py
     app.config.update(
         MAX_CONTENT_LENGTH=MAX_BODY_BYTES,
         OPENAPI_PATH=str(OPENAPI_PATH),
@@ -59,5 +60,6 @@ def create_app(
     problems.register(app)
     app.register_blueprint(api)
     app.register_blueprint(stream_api)
+    app.register_blueprint(web)  # the page at /: static files, a client of the API above
     abuse.register(app)  # rate limits on creating and joining games; CORS if configured
     return app

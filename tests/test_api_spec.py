@@ -35,6 +35,8 @@ def test_routes_and_documented_paths_agree() -> None:
     app = create_app(pool=object())  # type: ignore[arg-type]  # routes only: never queried
     routes: set[tuple[str, str]] = set()
     for rule in app.url_map.iter_rules():
+        if rule.endpoint.startswith("web."):
+            continue  # the web page's static files: not part of the API
         for method in (rule.methods or set()) - IMPLICIT_METHODS:
             routes.add((_flask_path(rule.rule), method.lower()))
     documented = {

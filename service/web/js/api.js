@@ -1,0 +1,154 @@
+// The public REST API and its event stream, as any third-party client uses them.
+
+export class ApiError extends Error {
+  constructor(status, problem) {
+    super(describe(status, problem));
+    this.status = status;
+    this.problem = problem || {};
+    this.code = this.problem.code;
+  }
+}
+
+function describe(status, problem) {
+  if (!problem) return `The server answered ${status}.`;
+  let text = problem.detail || problem.title || `The server answered ${status}.`;
+  const errors = problem.errors;
+  if (errors && typeof errors === "object") {
+    const parts = Object.entries(errors).map(([field, msgs]) => `${field}: ${[msgs].flat().join(", ")}`);
+    if (parts.length) text += ` (${parts.join("; ")})`;
+  }
+  return text;
+}
+
+/** A request; resolves to the JSON body (null for 204), rejects with an ApiError. */
+export async function api(method, path, { body, token, idempotent = method === "POST" } = {}) {
+  const headers = { Accept: "application/json" };
+  if (token) headers.Authorization = `Bearer ${token}`;
+  if (body !== undefined) headers["Content-Type"] = "application/json";
+  // A retried POST (a reload, a flaky network) must not pick twice: one key per intended action.
+  if (idempotent) headers["Idempotency-Key"] = crypto.randomUUID();
+  let response;
+  try {
+    response = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  } catch {
+    throw new ApiError(0, { detail: "The service cannot be reached. Check your connection and try again." });
+  }
+  if (response.status === 204) return null;
+  const text = await response.text();
+  let data = null;
+  try {
+    data = text ? JSON.parse(text) : null;
+  } catch {
+    data = null;
+  }
+  if (!response.ok) throw new ApiError(response.status, data);
+  return data;
+}
+
+// --- seats: the token of each game this browser joined, kept across reloads ---------------------
+
+const SEATS = "cardroom.seats";
+
+function seats() {
+  try {
+    return JSON.parse(localStorage.getItem(SEATS)) || {};
+  } catch {
+    return {};
+  }
+}
+
+export function seatOf(gameId) {
+  return seats()[gameId] || null;
+}
+
+export function rememberSeat(gameId, grant) {
+  const all = seats();
+  all[gameId] = { seat: grant.seat, name: grant.name, token: grant.token };
+  localStorage.setItem(SEATS, JSON.stringify(all));
+}
+
+export function forgetSeat(gameId) {
+  const all = seats();
+  delete all[gameId];
+  localStorage.setItem(SEATS, JSON.stringify(all));
+}
+
+export function mySeats() {
+  return seats();
+}
+
+// --- the event stream -----------------------------------------------------------------------------
+
+/**
+ * Follows GET /games/{id}/stream (Server-Sent Events) from version `after` on, calling
+ * `onEvent(record)` for each event. fetch, not EventSource: only fetch can send the seat's token,
+ * and the stream redacts each event for whoever asks. Reconnects where it left off when the server
+ * ends a stream; stops at 204 (nothing more will ever come) or when `stop()` is called.
+ */
+export function follow(gameId, { token, after = 0, onEvent, onState }) {
+  const control = new AbortController();
+  let last = after;
+  let stopped = false;
+
+  async function once() {
+    const headers = { Accept: "text/event-stream", "Last-Event-ID": String(last) };
+    if (token) headers.Authorization = `Bearer ${token}`;
+    const response = await fetch(`/games/${gameId}/stream`, { headers, signal: control.signal });
+    if (response.status === 204) return false;
+    if (!response.ok) throw new ApiError(response.status, await response.json().catch(() => null));
+    onState?.("live");
+    const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+    let buffer = "";
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) return true;
+      buffer += value.replace(/\r\n?/g, "\n");
+      let end;
+      while ((end = buffer.indexOf("\n\n")) >= 0) {
+        const frame = buffer.slice(0, end);
+        buffer = buffer.slice(end + 2);
+        const record = parseFrame(frame);
+        if (record) {
+          last = record.version;
+          onEvent(record);
+        }
+      }
+    }
+  }
+
+  (async () => {
+    let delay = 500;
+    while (!stopped) {
+      try {
+        if (!(await once())) break;
+        delay = 500;
+      } catch (error) {
+        if (stopped) break;
+        onState?.("reconnecting", error);
+        await new Promise((resolve) => setTimeout(resolve, delay));
+        delay = Math.min(delay * 2, 10000);
+      }
+    }
+    if (!stopped) onState?.("ended");
+  })();
+
+  return {
+    stop() {
+      stopped = true;
+      control.abort();
+    },
+  };
+}
+
+function parseFrame(frame) {
+  let data = "";
+  for (const line of frame.split("\n")) {
+    if (line.startsWith("data:")) data += line.slice(5).trimStart();
+  }
+  if (!data) return null;
+  try {
+    return JSON.parse(data);
+  } catch {
+    return null;
+  }
+}

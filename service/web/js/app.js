@@ -1,0 +1,37 @@
+// The page's router: #/ (lobby), #/game/<id> (play or watch), #/replay/<id>[/<version>].
+import { showLobby } from "./lobby.js";
+import { showGame } from "./play.js";
+import { showReplay } from "./replay.js";
+import { clearNotice, h, replace } from "./ui.js";
+
+const main = document.getElementById("main");
+let leave = null; // stops the current page's live stream and timers
+let shown = null;
+
+async function route() {
+  const hash = location.hash || "#/";
+  const replay = hash.match(/^#\/replay\/([0-9a-f-]{36})(?:\/(\d+))?$/i);
+  // The replay rewrites its own hash as it steps: that is not a new page.
+  if (replay && shown === `replay:${replay[1]}`) return;
+  leave?.();
+  leave = null;
+  clearNotice();
+  const game = hash.match(/^#\/game\/([0-9a-f-]{36})$/i);
+  if (game) {
+    shown = `game:${game[1]}`;
+    leave = await showGame(main, game[1]);
+  } else if (replay) {
+    shown = `replay:${replay[1]}`;
+    await showReplay(main, replay[1], replay[2] ? Number(replay[2]) : null);
+  } else if (hash === "#/" || hash === "#/games" || hash === "#") {
+    shown = "lobby";
+    await showLobby(main);
+  } else {
+    shown = null;
+    replace(main, h("h1", {}, "Not found"), h("p", {}, h("a", { href: "#/" }, "Back to the lobby")));
+  }
+  main.focus({ preventScroll: true });
+}
+
+window.addEventListener("hashchange", route);
+route();

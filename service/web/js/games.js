@@ -1,0 +1,13 @@
+// The games this page can show, by the `game` field of the API's bodies. Each module exports the
+// same interface: title, describeGame, phase, newDraft, render, replayView, scoreSheet,
+// describeEvent, cardName.
+import * as sequence from "./sequence.js";
+import * as sushigo from "./sushigo.js";
+
+export const GAMES = { "sushi-go": sushigo, sequence };
+
+export function moduleFor(game) {
+  const module = GAMES[game];
+  if (!module) throw new Error(`This page cannot show games of '${game}' yet; the REST API can.`);
+  return module;
+}

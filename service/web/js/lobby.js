@@ -1,0 +1,151 @@
+// The lobby (#/): create a game, find open games to join, games to watch and to replay.
+import { api, mySeats, rememberSeat } from "./api.js";
+import { GAMES } from "./games.js";
+import { h, notify, replace, when } from "./ui.js";
+
+const SEQUENCE_PLAYERS = [2, 3, 4, 6, 8, 9, 10, 12]; // Q4: teams of equal size
+const CLOCKS = [[0, "No clock"], [15, "15 seconds"], [30, "30 seconds"], [60, "1 minute"], [120, "2 minutes"]];
+
+export async function showLobby(main) {
+  replace(main, h("h1", {}, "Cardroom"),
+    h("p", { class: "lead" }, "Play Sushi Go! and Sequence with friends or bots, watch games live, and replay any finished game with every point explained."),
+    h("div", { class: "lobby" }, createForm(), h("div", { class: "lists" }, myGames(),
+      gameList("waiting", "Open games", "Join"), gameList("playing", "Games in play", "Watch"), gameList("over", "Finished games", "Replay"))));
+}
+
+// --- a new game -------------------------------------------------------------------------------
+
+function createForm() {
+  const form = h("form", { class: "panel create", id: "create", "aria-labelledby": "create-title" });
+  const state = { game: "sushi-go", players: 2 };
+  const fields = h("div", { class: "fields" });
+
+  function options() {
+    const sushi = state.game === "sushi-go";
+    const counts = sushi ? [2, 3, 4, 5] : SEQUENCE_PLAYERS;
+    if (!counts.includes(state.players)) state.players = counts[0];
+    const seats = [];
+    for (let seat = 1; seat < state.players; seat++) {
+      seats.push(h("label", { class: "field" }, `Seat ${seat + 1}`,
+        h("select", { name: `seat-${seat}`, id: `seat-${seat}` },
+          h("option", { value: "" }, "A person"), h("option", { value: "greedy" }, "Greedy bot"), h("option", { value: "random" }, "Random bot"))));
+    }
+    replace(fields,
+      h("label", { class: "field" }, "Game",
+        h("select", { name: "game", id: "game", onchange: (e) => { state.game = e.target.value; options(); } },
+          Object.entries(GAMES).map(([id, m]) => h("option", { value: id, selected: id === state.game }, m.title)))),
+      h("label", { class: "field" }, "Players",
+        h("select", { name: "players", id: "players", onchange: (e) => { state.players = Number(e.target.value); options(); } },
+          counts.map((n) => h("option", { value: n, selected: n === state.players }, n)))),
+      sushi
+        ? [
+            h("label", { class: "field" }, "Edition",
+              h("select", { name: "edition", id: "edition" }, h("option", { value: "gamewright" }, "Gamewright"), h("option", { value: "zoch" }, "Zoch"))),
+            h("label", { class: "field" }, "Passing",
+              h("select", { name: "pass_direction", id: "pass_direction" }, h("option", { value: "left" }, "Always left"), h("option", { value: "alternate" }, "Left, then right, then left"))),
+            state.players === 2
+              ? h("label", { class: "check" }, h("input", { type: "checkbox", name: "dummy", id: "dummy" }), " Play with the dummy (Gamewright, 2 players)")
+              : null,
+          ]
+        : [
+            teamsField(state.players),
+            h("label", { class: "check" }, h("input", { type: "checkbox", name: "advanced_jacks", id: "advanced_jacks" }), " Advanced jacks: one-eyed jacks may break a sequence (Q11)"),
+          ],
+      h("fieldset", { class: "seats" }, h("legend", {}, "Who plays the other seats"), h("p", { class: "muted small" }, "Seat 1 is yours."), seats),
+      h("label", { class: "field" }, "Turn clock",
+        h("select", { name: "turn_seconds", id: "turn_seconds" }, CLOCKS.map(([s, label]) => h("option", { value: s }, label)))),
+      h("label", { class: "field" }, "Your name",
+        h("input", { name: "name", id: "name", required: true, maxlength: 40, autocomplete: "nickname", value: localStorage.getItem("cardroom.name") || "" })),
+      h("button", { type: "submit", class: "primary", id: "create-game" }, "Create and sit down"),
+    );
+  }
+
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const data = new FormData(form);
+    const body = { game: state.game, players: state.players, rules: {}, bots: [] };
+    if (state.game === "sushi-go") {
+      body.rules.edition = data.get("edition");
+      body.rules.pass_direction = data.get("pass_direction");
+      if (data.get("dummy")) body.rules.dummy = true;
+    } else {
+      if (data.get("teams")) body.rules.teams = Number(data.get("teams"));
+      if (data.get("advanced_jacks")) body.rules.advanced_jacks = true;
+    }
+    for (let seat = 1; seat < state.players; seat++) {
+      const kind = data.get(`seat-${seat}`);
+      if (kind) body.bots.push({ seat, kind });
+    }
+    const seconds = Number(data.get("turn_seconds"));
+    if (seconds) body.turn_seconds = seconds;
+    const name = String(data.get("name")).trim();
+    localStorage.setItem("cardroom.name", name);
+    const button = form.querySelector("#create-game");
+    button.disabled = true;
+    try {
+      const game = await api("POST", "/games", { body });
+      const grant = await api("POST", `/games/${game.id}/players`, { body: { name } });
+      rememberSeat(game.id, grant);
+      location.hash = `#/game/${game.id}`;
+    } catch (error) {
+      notify(error.message);
+      button.disabled = false;
+    }
+  });
+
+  options();
+  form.append(h("h2", { id: "create-title" }, "New game"), fields);
+  return form;
+}
+
+function teamsField(players) {
+  const teams = [2, 3].filter((t) => players % t === 0 && (players <= 3 || t !== players));
+  if (teams.length < 2) return null; // one way to split: the service picks it (Q4)
+  return h("label", { class: "field" }, "Teams",
+    h("select", { name: "teams", id: "teams" }, teams.map((t) => h("option", { value: t }, `${t} teams`))));
+}
+
+// --- lists ------------------------------------------------------------------------------------
+
+function myGames() {
+  const entries = Object.entries(mySeats());
+  if (!entries.length) return null;
+  return h("section", { class: "panel", id: "my-games" }, h("h2", {}, "Your seats"),
+    h("ul", { class: "games" }, entries.slice(-10).reverse().map(([id, s]) =>
+      h("li", {}, h("a", { href: `#/game/${id}` }, `${s.name}, seat ${s.seat + 1}`), h("span", { class: "muted small" }, ` game ${id.slice(0, 8)}`)))));
+}
+
+function gameList(status, title, action) {
+  const list = h("ul", { class: "games", id: `games-${status}` }, h("li", { class: "muted" }, "Loading…"));
+  const more = h("button", { type: "button", class: "secondary", hidden: true }, "More");
+  let next = null;
+  let first = true;
+
+  async function load() {
+    const query = new URLSearchParams({ status, limit: "10", order: "newest" });
+    if (next) query.set("after", next);
+    try {
+      const page = await api("GET", `/games?${query}`);
+      if (first) list.replaceChildren();
+      first = false;
+      for (const g of page.games) list.append(row(g, status, action));
+      if (!list.children.length) list.append(h("li", { class: "muted" }, "None right now."));
+      next = page.next;
+      more.hidden = !next;
+    } catch (error) {
+      notify(error.message);
+    }
+  }
+
+  more.addEventListener("click", load);
+  load();
+  return h("section", { class: "panel" }, h("h2", {}, title), list, more);
+}
+
+function row(g, status, action) {
+  const target = status === "over" ? `#/replay/${g.id}` : `#/game/${g.id}`;
+  const name = GAMES[g.game]?.title || g.game;
+  return h("li", { dataset: { game: g.id } },
+    h("a", { href: target, class: "button small" }, action), " ",
+    h("strong", {}, name), " ", h("span", { class: "muted small" }, `created ${when(g.created_at)} · ${g.version} events`));
+}

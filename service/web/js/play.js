@@ -1,0 +1,256 @@
+// A game's page (#/game/<id>): join, play live, watch, see the score sheet. Everything comes from
+// GET /games/{id} (the view for your seat), its event stream and GET /games/{id}/scores.
+import { api, follow, forgetSeat, rememberSeat, seatOf } from "./api.js";
+import { focusKey, restoreFocus } from "./focus.js";
+import { moduleFor } from "./games.js";
+import { clearNotice, h, notify, replace } from "./ui.js";
+
+const LOG_LINES = 40;
+
+export async function showGame(main, gameId) {
+  const page = new GamePage(main, gameId);
+  await page.start();
+  return () => page.stop();
+}
+
+class GamePage {
+  constructor(main, gameId) {
+    this.main = main;
+    this.id = gameId;
+    this.seat = seatOf(gameId);
+    this.view = null;
+    this.draft = null;
+    this.draftKey = null;
+    this.log = [];
+    this.sheet = null;
+    this.busy = false;
+    this.stream = null;
+    this.clock = null;
+    this.refreshing = null;
+    this.stale = false;
+  }
+
+  get token() {
+    return this.seat?.token;
+  }
+
+  async start() {
+    await this.refresh();
+    if (!this.view) return;
+    await this.loadLog();
+    if (this.view.status !== "waiting") await this.loadScores();
+    this.render();
+    this.listen();
+  }
+
+  stop() {
+    this.stream?.stop();
+    clearInterval(this.clock);
+  }
+
+  listen() {
+    this.stream?.stop();
+    this.stream = follow(this.id, {
+      token: this.token,
+      after: this.view.version,
+      onEvent: (record) => this.onEvent(record),
+      onState: (state) => this.showConnection(state),
+    });
+  }
+
+  async refresh() {
+    // One request at a time; events that arrive meanwhile ask for one more afterwards.
+    if (this.refreshing) {
+      this.stale = true;
+      return this.refreshing;
+    }
+    this.refreshing = (async () => {
+      do {
+        this.stale = false;
+        try {
+          this.setView(await api("GET", `/games/${this.id}`, { token: this.token }));
+        } catch (error) {
+          if (error.status === 401 && this.seat) {
+            forgetSeat(this.id); // a token this game does not know: watch instead
+            this.seat = null;
+            notify("This browser's seat in the game is no longer valid; you are watching.");
+            this.stale = true;
+          } else if (!this.view) {
+            replace(this.main, h("h1", {}, "Game not found"), h("p", {}, error.message), h("p", {}, h("a", { href: "#/" }, "Back to the lobby")));
+            return;
+          } else {
+            notify(error.message);
+          }
+        }
+      } while (this.stale);
+    })();
+    try {
+      await this.refreshing;
+    } finally {
+      this.refreshing = null;
+    }
+    return undefined;
+  }
+
+  setView(view) {
+    if (this.view && view.version < this.view.version) return; // an older answer arrived late
+    this.view = view;
+    this.module = moduleFor(view.game);
+    const you = view.you;
+    const key = JSON.stringify([view.round, view.turn, you?.hand, you?.pick, you?.your_turn, you?.can_discard]);
+    if (key !== this.draftKey) {
+      this.draftKey = key;
+      this.draft = this.module.newDraft();
+    }
+  }
+
+  async loadLog() {
+    const after = Math.max(0, this.view.version - 60);
+    try {
+      const page = await api("GET", `/games/${this.id}/events?after=${after}&limit=100`, { token: this.token });
+      for (const record of page.events) this.addLog(record);
+    } catch (error) {
+      notify(error.message);
+    }
+  }
+
+  async loadScores() {
+    try {
+      this.sheet = await api("GET", `/games/${this.id}/scores`, { token: this.token });
+    } catch (error) {
+      if (error.status !== 409) notify(error.message);
+    }
+  }
+
+  addLog(record) {
+    if (this.log.length && this.log[0].version >= record.version) return;
+    const line = this.module.describeEvent(this.view, record);
+    if (line) this.log.unshift({ version: record.version, line });
+    this.log.length = Math.min(this.log.length, LOG_LINES);
+  }
+
+  async onEvent(record) {
+    this.addLog(record);
+    if (record.type !== "card_picked") this.sheetStale = true; // a hidden pick changes no score
+    await this.refresh();
+    if (this.sheetStale && this.view.status !== "waiting") {
+      this.sheetStale = false;
+      await this.loadScores();
+    }
+    this.render();
+  }
+
+  showConnection(state) {
+    this.connection = state ?? this.connection;
+    const el = document.getElementById("connection");
+    if (!el) return;
+    el.textContent = { live: "● live", reconnecting: "○ reconnecting…", ended: "" }[this.connection] ?? "";
+    el.className = `connection ${this.connection}`;
+  }
+
+  async move(body) {
+    if (this.busy) return;
+    this.busy = true;
+    this.render();
+    try {
+      const view = await api("POST", `/games/${this.id}/moves`, { token: this.token, body });
+      clearNotice();
+      this.setView(view);
+    } catch (error) {
+      notify(error.message);
+      await this.refresh();
+    } finally {
+      this.busy = false;
+      this.render();
+    }
+  }
+
+  async join(name) {
+    try {
+      localStorage.setItem("cardroom.name", name);
+      const grant = await api("POST", `/games/${this.id}/players`, { body: { name } });
+      rememberSeat(this.id, grant);
+      this.seat = seatOf(this.id);
+      clearNotice();
+      await this.refresh();
+      this.render();
+      this.listen(); // the stream again, now with the seat's token: it shows your own cards
+    } catch (error) {
+      notify(error.message);
+    }
+  }
+
+  // --- rendering ------------------------------------------------------------------------------
+
+  render() {
+    const view = this.view;
+    if (!view) return;
+    const focus = focusKey();
+    const m = this.module;
+    replace(
+      this.main,
+      h("div", { class: "game-head" },
+        h("h1", {}, m.title),
+        h("p", { class: "muted" }, m.describeGame(view)),
+        h("p", { class: "phase", id: "phase", "aria-live": "polite" }, m.phase(view)),
+        h("p", { class: "muted small" }, h("span", { id: "connection", class: "connection" }), " ", this.whoAmI())),
+      this.deadline(),
+      this.joinPanel(),
+      view.status === "waiting" ? this.invite() : null,
+      h("div", { class: `game-body${this.busy ? " busy" : ""}`, id: "game", "aria-busy": this.busy ? "true" : "false",
+        dataset: { version: view.version, status: view.status } },
+        m.render(view, this.draft, { onChange: () => this.render(), onMove: (body) => this.move(body) })),
+      view.status === "over"
+        ? h("p", { class: "cta" }, h("a", { class: "button primary", href: `#/replay/${this.id}`, id: "replay-link" }, "Replay this game, turn by turn"))
+        : null,
+      this.sheet && this.sheet.rounds?.length !== 0
+        ? h("details", { class: "panel", open: view.status === "over" || undefined, id: "scores" },
+            h("summary", {}, "Score sheet"), m.scoreSheet(this.sheet))
+        : null,
+      h("section", { class: "panel log", "aria-label": "What happened" },
+        h("h2", {}, "What happened"),
+        this.log.length
+          ? h("ul", { id: "log" }, this.log.map((e) => h("li", { dataset: { version: e.version } }, h("span", { class: "v muted small" }, `v${e.version}`), " ", e.line)))
+          : h("p", { class: "muted" }, "Nothing yet.")),
+    );
+    this.showConnection();
+    restoreFocus(focus, this.main);
+  }
+
+  whoAmI() {
+    if (!this.seat) return "You are watching.";
+    return `You are ${this.seat.name}, seat ${this.seat.seat + 1}.`;
+  }
+
+  deadline() {
+    clearInterval(this.clock);
+    const at = this.view.turn_deadline && Date.parse(this.view.turn_deadline);
+    if (!at || this.view.status !== "playing") return null;
+    const el = h("p", { class: "deadline", id: "deadline" });
+    const tick = () => {
+      const left = Math.max(0, Math.ceil((at - Date.now()) / 1000));
+      el.textContent = left > 0 ? `${left} s left for this turn; then a bot moves for whoever has not.` : "Time is up: a bot is moving for whoever had not.";
+    };
+    tick();
+    this.clock = setInterval(tick, 1000);
+    return el;
+  }
+
+  joinPanel() {
+    const view = this.view;
+    if (this.seat || view.status !== "waiting") return null;
+    const open = view.seats.filter((s) => !s.taken).length;
+    if (!open) return null;
+    const input = h("input", { id: "join-name", name: "name", required: true, maxlength: 40, autocomplete: "nickname", value: localStorage.getItem("cardroom.name") || "" });
+    return h("form", { class: "panel join", id: "join", onsubmit: (e) => { e.preventDefault(); this.join(input.value.trim()); } },
+      h("h2", {}, `Join this game (${open} open seat${open === 1 ? "" : "s"})`),
+      h("label", { for: "join-name" }, "Your name"), " ", input, " ",
+      h("button", { type: "submit", class: "primary" }, "Take a seat"));
+  }
+
+  invite() {
+    const url = `${location.origin}/#/game/${this.id}`;
+    return h("p", { class: "panel invite" }, "Invite others with this link: ",
+      h("input", { id: "invite-link", readonly: true, value: url, "aria-label": "Invitation link", onfocus: (e) => e.target.select() }));
+  }
+}

@@ -1,0 +1,198 @@
+// The replay of a finished game (#/replay/<id>[/<version>]): step or scrub through every version,
+// see the state at that version (GET /games/{id}/state?version=N), the moves that led there, the
+// audit's verdict and, for any score, the cards, events and rule it comes from (the audit's
+// provenance).
+import { api } from "./api.js";
+import { moduleFor } from "./games.js";
+import { h, notify, replace } from "./ui.js";
+
+const RECENT = 8;
+
+export async function showReplay(main, gameId, version) {
+  replace(main, h("p", { class: "muted" }, "Loading the game…"));
+  let view;
+  try {
+    view = await api("GET", `/games/${gameId}`);
+  } catch (error) {
+    replace(main, h("h1", {}, "Game not found"), h("p", {}, error.message), h("p", {}, h("a", { href: "#/" }, "Back to the lobby")));
+    return;
+  }
+  const m = moduleFor(view.game);
+  if (view.status !== "over") {
+    replace(main, h("h1", {}, `${m.title}: replay`),
+      h("p", {}, "This game is not over yet. Its replay opens once it ends, when every hand and the seed are public."),
+      h("p", {}, h("a", { class: "button", href: `#/game/${gameId}` }, "Watch it live")));
+    return;
+  }
+  const [events, audit, sheet] = await Promise.all([allEvents(gameId), api("GET", `/games/${gameId}/audit`), api("GET", `/games/${gameId}/scores`)]);
+  new Replay(main, m, view, events, audit, sheet).show(version || view.version);
+}
+
+async function allEvents(gameId) {
+  const events = [];
+  let after = 0;
+  for (;;) {
+    const page = await api("GET", `/games/${gameId}/events?after=${after}&limit=500`);
+    events.push(...page.events);
+    if (page.next_after === null || page.next_after === undefined) return events;
+    after = page.next_after;
+  }
+}
+
+class Replay {
+  constructor(main, module, view, events, audit, sheet) {
+    Object.assign(this, { main, m: module, final: view, events, audit, sheet });
+    this.id = view.id;
+    this.states = new Map(); // version → the state's view (versions never change: cache forever)
+    this.version = view.version;
+    this.build();
+  }
+
+  build() {
+    const last = this.final.version;
+    this.slider = h("input", { type: "range", id: "version", min: 1, max: last, value: last, "aria-label": "Version",
+      oninput: (e) => this.show(Number(e.target.value)) });
+    const step = (label, id, target, key) => h("button", { type: "button", id, class: "secondary", title: key ? `${label} (${key})` : label, onclick: () => this.show(target()) }, label);
+    this.where = h("p", { class: "where", id: "where", "aria-live": "polite" });
+    this.stateBox = h("div", { class: "replay-state", id: "replay-state" });
+    this.recent = h("ol", { class: "recent", id: "recent" });
+    this.provenance = h("div", { class: "provenance", id: "provenance", tabindex: -1 });
+    replace(this.main,
+      h("div", { class: "game-head" }, h("h1", {}, `${this.m.title}: replay`), h("p", { class: "muted" }, this.m.describeGame(this.final)),
+        h("p", { class: "phase" }, this.m.phase(this.final))),
+      auditPanel(this.audit),
+      h("section", { class: "panel controls", "aria-label": "Replay controls" },
+        h("div", { class: "buttons" },
+          step("« Start", "first", () => 1),
+          step("◀◀ Turn", "prev-turn", () => this.turnBefore(this.version), "Shift+←"),
+          step("◀ Event", "prev", () => this.version - 1, "←"),
+          step("Event ▶", "next", () => this.version + 1, "→"),
+          step("Turn ▶▶", "next-turn", () => this.turnAfter(this.version), "Shift+→"),
+          step("End »", "last", () => last)),
+        h("label", { class: "slider" }, h("span", {}, "Version"), this.slider),
+        h("form", { class: "goto", onsubmit: (e) => { e.preventDefault(); this.show(Number(e.target.elements.goto.value)); } },
+          h("label", { for: "goto" }, "Go to version "), h("input", { type: "number", id: "goto", name: "goto", min: 1, max: last, required: true }), " ",
+          h("button", { type: "submit", class: "secondary" }, "Go")),
+        this.where),
+      h("div", { class: "replay-grid" },
+        h("section", { class: "panel", "aria-label": "The table at this version" }, this.stateBox),
+        h("section", { class: "panel", "aria-label": "Moves up to this version" }, h("h2", {}, "Moves up to here"), this.recent)),
+      h("section", { class: "panel", "aria-label": "Score sheet" }, h("h2", {}, "Score sheet"),
+        h("p", { class: "muted small" }, "Select a score to see where it comes from: the cards, the events that recorded them, the rule."),
+        this.m.scoreSheet(this.sheet, { onScore: (round, seat, category) => this.explain(round, seat, category) }),
+        this.provenance),
+    );
+    this.main.addEventListener("keydown", (e) => {
+      if (e.target.matches("input[type=number], input[type=text]")) return;
+      if (e.key === "ArrowLeft" && e.shiftKey) this.show(this.turnBefore(this.version));
+      else if (e.key === "ArrowRight" && e.shiftKey) this.show(this.turnAfter(this.version));
+      else return;
+      e.preventDefault();
+    });
+  }
+
+  // A "turn" boundary: an event the game's module describes (a reveal, a play, a deal…).
+  isMilestone(record) {
+    return ["turn_revealed", "card_played", "round_dealt", "round_scored", "game_ended", "turn_passed", "dead_card_discarded"].includes(record.type);
+  }
+
+  turnBefore(version) {
+    const earlier = this.events.filter((r) => r.version < version && this.isMilestone(r));
+    return earlier.length ? earlier[earlier.length - 1].version : 1;
+  }
+
+  turnAfter(version) {
+    const later = this.events.find((r) => r.version > version && this.isMilestone(r));
+    return later ? later.version : this.final.version;
+  }
+
+  async show(version) {
+    version = Math.min(Math.max(1, Math.round(version) || 1), this.final.version);
+    this.version = version;
+    this.slider.value = version;
+    const record = this.events[version - 1];
+    const said = record && this.m.describeEvent(this.final, record);
+    this.where.textContent = `Version ${version} of ${this.final.version}: ${said || record?.type.replaceAll("_", " ") || ""}`;
+    history.replaceState(null, "", `#/replay/${this.id}/${version}`);
+    this.showRecent(version);
+    let state = this.states.get(version);
+    if (!state) {
+      try {
+        state = await api("GET", `/games/${this.id}/state?version=${version}`);
+      } catch (error) {
+        notify(error.message);
+        return;
+      }
+      this.states.set(version, state);
+    }
+    if (this.version !== version) return; // the user moved on while this one loaded
+    replace(this.stateBox, h("h2", {}, `The table at version ${version}`), h("p", { class: "phase", id: "replay-phase" }, this.m.phase(state)), this.m.replayView(state));
+  }
+
+  showRecent(version) {
+    const lines = [];
+    for (let i = version - 1; i >= 0 && lines.length < RECENT; i--) {
+      const record = this.events[i];
+      const line = this.m.describeEvent(this.final, record);
+      if (line) lines.push(h("li", { class: record.version === version ? "current" : "", dataset: { version: record.version } },
+        h("button", { type: "button", class: "linklike", onclick: () => this.show(record.version) }, `v${record.version}`), " ", line));
+    }
+    replace(this.recent, lines.length ? lines : h("li", { class: "muted" }, "Nothing yet."));
+  }
+
+  explain(round, seat, category) {
+    const entry = this.audit.provenance.find((p) => (round === "end" ? p.kind === "end" : p.kind === "round" && p.round === round));
+    const who = entry?.seats.find((s) => s.seat === seat);
+    if (!who) {
+      replace(this.provenance, h("p", {}, "The audit has no provenance for this score."));
+      return;
+    }
+    const categories = category === "total" ? who.categories : who.categories.filter((c) => c.category === category);
+    const where = round === "end" ? "at the end of the game" : `in round ${round}`;
+    replace(this.provenance,
+      h("h3", {}, `Where ${who.name}'s ${category === "total" ? "points" : category} ${where} come from`),
+      categories.length ? categories.map((c) => this.explainCategory(c)) : h("p", {}, "Nothing scored here."),
+      category === "total" ? h("p", {}, `Total ${who.points} points; the game recorded ${who.recorded}.`) : null);
+    this.provenance.focus();
+  }
+
+  explainCategory(c) {
+    const facts = [];
+    for (const key of ["count", "icons", "unused_count"]) if (key in c) facts.push(`${key.replace("_", " ")} ${c[key]}`);
+    const agree = c.recorded === undefined || c.recorded === c.points;
+    return h("div", { class: `origin${agree ? "" : " mismatch"}`, dataset: { category: c.category } },
+      h("p", {}, h("strong", {}, `${c.category}: ${c.points} point${Math.abs(c.points) === 1 ? "" : "s"}`),
+        facts.length ? ` (${facts.join(", ")})` : "",
+        c.rules?.length ? [" — rule ", c.rules.map((r) => h("abbr", { title: `Rule ${r} in the project's rulings` }, r)).reduce((a, b) => [a, ", ", b])] : "",
+        agree ? "" : ` — the game recorded ${c.recorded}!`),
+      c.note_corners ? h("p", { class: "muted small" }, c.note_corners) : null,
+      c.cards?.length ? h("ul", {}, c.cards.map((card) => this.explainCard(card))) : null,
+      c.unused?.length ? h("p", { class: "muted small" }, "Not counted: ", c.unused.map((card) => this.m.cardName(card.card)).join(", ")) : null);
+  }
+
+  explainCard(card) {
+    const jump = (label, version) => h("button", { type: "button", class: "linklike", onclick: () => this.show(version) }, `${label} at version ${version}`);
+    const steps = [];
+    for (const [key, label] of [["picked", "picked"], ["revealed", "revealed"], ["played", "played"]]) {
+      if (typeof card[key] === "number") steps.push(jump(label, card[key]));
+    }
+    const extra = [];
+    if (card.points !== undefined) extra.push(`${card.points} pts`);
+    if (card.on_wasabi) extra.push("on a wasabi");
+    if (card.cell) extra.push(`on ${this.m.cellName ? this.m.cellName(card.cell) : card.cell.join(",")}`);
+    return h("li", {}, this.m.cardName(card.card), extra.length ? ` (${extra.join(", ")})` : "", steps.length ? " — " : "", steps.reduce((a, b) => (a.length ? [...a, ", ", b] : [b]), []));
+  }
+}
+
+function auditPanel(audit) {
+  const checks = Object.entries(audit).filter(([, v]) => v && typeof v === "object" && "ok" in v);
+  const label = (name) => ({ chain: "Hash chain of the events", deals: "Every deal matches the revealed seed", replay: "Every move re-decided by the rules", points: "Every point recomputed", scores: "The recorded scores add up" })[name] || name;
+  return h("section", { class: `panel audit ${audit.ok ? "ok" : "bad"}`, id: "audit", "aria-label": "Audit" },
+    h("h2", {}, audit.ok ? "✔ Audit passed" : "✘ Audit failed"),
+    h("ul", {}, checks.map(([name, check]) => h("li", { class: check.ok ? "ok" : "bad" },
+      `${check.ok ? "✔" : "✘"} ${label(name)}`, check.ok ? "" : ` — first bad version ${check.first_bad_version ?? "?"}${check.detail ? `: ${check.detail}` : ""}`)),
+      audit.seed ? h("li", { class: audit.seed.matches_commitment ? "ok" : "bad" },
+        `${audit.seed.matches_commitment ? "✔" : "✘"} The seed revealed at version ${audit.seed.version} ${audit.seed.matches_commitment ? "matches" : "does NOT match"} the commitment made at version 1`) : null),
+    audit.ok ? null : h("p", {}, audit.reason || audit.error || ""),
+    h("p", { class: "muted small" }, `${audit.events} events checked. Anyone can repeat this with `, h("code", {}, "cardroom audit"), " on the game's export."));
+}

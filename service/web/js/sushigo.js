@@ -1,0 +1,325 @@
+// Sushi Go!: the play view, the table (tableaux, dummy), and the score sheet.
+import { h, plural } from "./ui.js";
+
+export const CARD_NAMES = {
+  tempura: "Tempura",
+  sashimi: "Sashimi",
+  dumpling: "Dumpling",
+  maki_1: "Maki roll (1)",
+  maki_2: "Maki roll (2)",
+  maki_3: "Maki roll (3)",
+  egg_nigiri: "Egg nigiri",
+  salmon_nigiri: "Salmon nigiri",
+  squid_nigiri: "Squid nigiri",
+  wasabi: "Wasabi",
+  pudding: "Pudding",
+  chopsticks: "Chopsticks",
+};
+
+const CATEGORY_NAMES = {
+  maki: "Maki",
+  tempura: "Tempura",
+  sashimi: "Sashimi",
+  dumpling: "Dumpling",
+  nigiri: "Nigiri",
+  wasabi: "Wasabi",
+  pudding: "Pudding",
+};
+
+export const cardName = (card) => CARD_NAMES[card] || card;
+const isNigiri = (card) => card.endsWith("_nigiri");
+
+export function card(kind, attrs = {}) {
+  return h("span", { class: `card sg-${kind}`, ...attrs }, cardName(kind));
+}
+
+export function cardList(cards) {
+  if (!cards.length) return h("span", { class: "muted" }, "none");
+  return h("span", { class: "cards" }, cards.map((c) => card(c)));
+}
+
+export function describeGame(view) {
+  const rules = view.rules;
+  const bits = [`${rules.edition === "zoch" ? "Zoch" : "Gamewright"} edition`, plural(rules.players, "player")];
+  if (rules.dummy) bits.push("with the dummy");
+  if (rules.pass_direction === "alternate") bits.push("hands pass left then right");
+  return bits.join(" · ");
+}
+
+export const title = "Sushi Go!";
+
+export function phase(view) {
+  if (view.status === "waiting") return "Waiting for players";
+  if (view.status === "over") {
+    const names = (view.winners || []).map((seat) => seatName(view, seat));
+    return `Game over — ${names.length > 1 ? `shared win: ${names.join(" and ")}` : `${names[0]} wins`}`;
+  }
+  const waiting = view.seats.filter((s) => !s.picked).map((s) => s.name);
+  return `Round ${view.round} of 3 · turn ${view.turn} · waiting for ${waiting.join(", ") || "the reveal"}`;
+}
+
+export function seatName(view, seat) {
+  if (seat === "dummy" || seat === view.rules.players) return "The dummy";
+  const s = view.seats[seat];
+  return s?.name || `Seat ${seat + 1}`;
+}
+
+// --- the table --------------------------------------------------------------------------------
+
+function tableau(t) {
+  // Cards in the order placed. A nigiri that went onto a wasabi (S8/S9) is drawn on the oldest
+  // free wasabi; which copies went on one is read from on_wasabi by walking in order.
+  const dipped = [...t.on_wasabi];
+  const free = [];
+  const shown = [];
+  for (const c of t.cards) {
+    if (c === "wasabi") {
+      const slot = h("span", { class: "stack" }, card("wasabi"));
+      free.push(slot);
+      shown.push(slot);
+    } else if (isNigiri(c) && free.length && dipped.includes(c)) {
+      dipped.splice(dipped.indexOf(c), 1);
+      free.shift().append(card(c, { title: `${cardName(c)} on wasabi: triple points (S8)` }));
+    } else {
+      shown.push(card(c));
+    }
+  }
+  return shown.length ? h("div", { class: "cards" }, shown) : h("p", { class: "muted" }, "Nothing on the table");
+}
+
+function seatPanel(view, s, you) {
+  const status =
+    view.status !== "playing" ? null : s.picked ? h("span", { class: "badge done" }, "picked") : h("span", { class: "badge wait" }, "choosing…");
+  const bot = s.bot && !(s.name || "").includes("bot") ? ` (${s.bot} bot)` : "";
+  const label = [s.name || "open seat", bot, you?.seat === s.seat ? " — you" : ""].join("");
+  return h(
+    "section",
+    { class: `seat${you?.seat === s.seat ? " mine" : ""}`, "aria-label": `Seat ${s.seat + 1}: ${label}`, dataset: { seat: s.seat } },
+    h("header", {}, h("h3", {}, label), status),
+    h("p", { class: "stats" }, `Score ${s.score} · ${plural(s.puddings, "pudding")} · ${plural(s.hand_size, "card")} in hand`),
+    tableau(s.tableau),
+    s.hand?.length ? h("p", {}, "Hand: ", cardList(s.hand)) : null,
+    s.pick ? h("p", {}, "Pick: ", cardList(s.pick.cards)) : null,
+  );
+}
+
+function dummyPanel(view) {
+  const d = view.dummy;
+  if (!d) return null;
+  const controller = d.controller === null ? "" : ` · controlled by ${seatName(view, d.controller)} this turn`;
+  return h(
+    "section",
+    { class: "seat dummy", "aria-label": "The dummy", dataset: { seat: "dummy" } },
+    h("header", {}, h("h3", {}, "Dummy")),
+    h("p", { class: "stats" }, `Score ${d.score} · ${plural(d.puddings, "pudding")} · ${d.pile_size} cards in its pile${controller}`),
+    tableau(d.tableau),
+  );
+}
+
+function table(view) {
+  return h(
+    "div",
+    { class: "table", id: "table" },
+    view.seats.map((s) => seatPanel(view, s, view.you)),
+    dummyPanel(view),
+  );
+}
+
+// --- your hand and your pick ------------------------------------------------------------------
+
+/** The pick being composed: cards in order (two with chopsticks), the dummy's card, wasabi. */
+export function newDraft() {
+  return { cards: [], chopsticks: false, dummy: null, wasabi: {} };
+}
+
+/** The live game: every seat's table, then your hand (if you have a seat and it is playing). */
+export function render(view, draft, { onChange, onMove }) {
+  return h("div", { class: "sushigo" }, hand(view, draft, { onChange, onMove }), table(view));
+}
+
+/** A finished game at some version (replay): everything is public, nothing to pick. */
+export function replayView(view) {
+  return table(view);
+}
+
+function hand(view, draft, { onChange, onMove }) {
+  const you = view.you;
+  if (!you) return null;
+  if (view.status !== "playing") return null;
+  if (you.pick) {
+    return h(
+      "section",
+      { class: "hand", id: "hand", "aria-label": "Your hand" },
+      h("h2", {}, "Your hand"),
+      h("p", { class: "waiting", id: "your-pick" }, "You picked ", cardList(you.pick.cards),
+        you.pick.dummy_card ? [" and ", card(you.pick.dummy_card), " for the dummy"] : null,
+        ". Waiting for the others…"),
+      h("div", { class: "cards" }, you.hand.map((c) => card(c))),
+    );
+  }
+  const max = draft.chopsticks ? 2 : 1;
+  const chosen = (i) => draft.cards.indexOf(i);
+  const buttons = you.hand.map((c, i) => {
+    const order = chosen(i);
+    return h(
+      "button",
+      {
+        type: "button",
+        class: `card sg-${c} pickable${order >= 0 ? " chosen" : ""}${draft.dummy === i ? " for-dummy" : ""}`,
+        "aria-pressed": order >= 0 ? "true" : "false",
+        dataset: { card: c, index: i },
+        onclick: () => {
+          if (order >= 0) draft.cards.splice(order, 1);
+          else if (draft.dummy === i) draft.dummy = null;
+          else if (draft.cards.length < max) draft.cards.push(i);
+          else if (you.controls_dummy && draft.dummy === null) draft.dummy = i;
+          else draft.cards = [...draft.cards.slice(1), i];
+          onChange();
+        },
+      },
+      cardName(c),
+      order >= 0 && max > 1 ? h("span", { class: "order" }, ` #${order + 1}`) : null,
+      draft.dummy === i ? h("span", { class: "order" }, " (dummy)") : null,
+    );
+  });
+  const options = [];
+  if (you.chopsticks_available) {
+    options.push(
+      h("label", { class: "check" },
+        h("input", {
+          type: "checkbox", id: "use-chopsticks", checked: draft.chopsticks,
+          onchange: (e) => {
+            draft.chopsticks = e.target.checked;
+            if (!draft.chopsticks) draft.cards = draft.cards.slice(0, 1);
+            onChange();
+          },
+        }),
+        " Use chopsticks: take two cards this turn (the chopsticks go back into the hand you pass)"),
+    );
+  }
+  if (you.controls_dummy) {
+    options.push(
+      h("label", { class: "field" }, "Card for the dummy ",
+        h("select", {
+          id: "dummy-card",
+          onchange: (e) => {
+            draft.dummy = e.target.value === "" ? null : Number(e.target.value);
+            draft.cards = draft.cards.filter((i) => i !== draft.dummy);
+            onChange();
+          },
+        },
+        h("option", { value: "" }, "— choose —"),
+        you.hand.map((c, i) => draft.cards.includes(i) ? null : h("option", { value: i, selected: draft.dummy === i }, cardName(c))))),
+    );
+  }
+  if (view.rules.edition === "zoch") {
+    draft.cards.forEach((i) => {
+      const c = you.hand[i];
+      if (!isNigiri(c)) return;
+      const on = draft.wasabi[i] !== false;
+      options.push(
+        h("label", { class: "check" },
+          h("input", { type: "checkbox", class: "use-wasabi", checked: on, dataset: { index: i },
+            onchange: (e) => { draft.wasabi[i] = e.target.checked; onChange(); } }),
+          ` Put the ${cardName(c)} on a free wasabi (if you have one)`),
+      );
+    });
+  }
+  const ready = draft.cards.length === max && (!you.controls_dummy || draft.dummy !== null);
+  const summary = draft.cards.length
+    ? ["Your pick: ", draft.cards.map((i) => cardName(you.hand[i])).join(" then "), draft.dummy !== null ? `; for the dummy: ${cardName(you.hand[draft.dummy])}` : ""]
+    : [you.controls_dummy ? "Choose your card, then one for the dummy." : draft.chopsticks ? "Choose two cards, in the order to place them." : "Choose a card to keep."];
+  return h(
+    "section",
+    { class: "hand", id: "hand", "aria-label": "Your hand" },
+    h("h2", {}, "Your hand"),
+    h("div", { class: "cards", role: "group", "aria-label": "Cards in your hand" }, buttons),
+    options.length ? h("div", { class: "options" }, options) : null,
+    h("p", { class: "summary", "aria-live": "polite" }, summary),
+    h("button", { type: "submit", class: "primary", id: "pick", disabled: !ready, onclick: () => onMove(pickBody(view, draft)) }, draft.cards.length === 2 ? "Pick these cards" : "Pick this card"),
+  );
+}
+
+function pickBody(view, draft) {
+  const hand = view.you.hand;
+  const body = { cards: draft.cards.map((i) => hand[i]) };
+  if (draft.dummy !== null) body.dummy_card = hand[draft.dummy];
+  if (view.rules.edition === "zoch") body.use_wasabi = draft.cards.map((i) => draft.wasabi[i] !== false);
+  return body;
+}
+
+// --- the log ----------------------------------------------------------------------------------
+
+function describePick(view, p) {
+  const cards = p.cards.map(cardName).join(" and ");
+  const extra = p.chopsticks ? " with chopsticks" : "";
+  const dummy = p.dummy_card ? `, and ${cardName(p.dummy_card)} for the dummy` : "";
+  return `${seatName(view, p.seat)} took ${cards}${extra}${dummy}`;
+}
+
+/** One line for an event of the log, or null for the bookkeeping ones. */
+export function describeEvent(view, record) {
+  const d = record.data || {};
+  switch (record.type) {
+    case "seat_taken":
+      return `${d.name} sat down at seat ${d.seat + 1}`;
+    case "game_started":
+      return "The game started";
+    case "round_dealt":
+      return `Round ${d.round}: hands dealt`;
+    case "card_picked":
+      return d.by ? `${seatName(view, d.seat)}: picked by the ${d.by}` : null;
+    case "turn_revealed":
+      return `Turn ${d.turn} revealed — ${(d.picks || []).map((p) => describePick(view, p)).join("; ")}`;
+    case "round_scored":
+      return `Round ${d.round} scored — ${(d.scores || []).map((s, seat) => `${seatName(view, seat)}: ${s.total}`).join(", ")}`;
+    case "game_ended":
+      return "The game ended";
+    default:
+      return null;
+  }
+}
+
+// --- the score sheet --------------------------------------------------------------------------
+
+function categoryCell(category, entry) {
+  if (!entry) return "";
+  const detail = [];
+  if ("icons" in entry) detail.push(plural(entry.icons, "icon"));
+  else if ("count" in entry) detail.push(`${entry.count}×`);
+  return `${entry.points}${detail.length ? ` (${detail.join(", ")})` : ""}`;
+}
+
+/**
+ * The score sheet: one table per round (seats × categories), puddings, totals, winners.
+ * `onScore(round, seat, category)` makes each number a button (the replay shows its provenance).
+ */
+export function scoreSheet(sheet, { onScore } = {}) {
+  const categories = sheet.categories.filter((c) => c !== "pudding");
+  const cell = (round, row, category) => {
+    const text = category === "total" ? String(row.total) : categoryCell(category, row[category]);
+    if (!onScore) return h("td", {}, text);
+    return h("td", {}, h("button", { type: "button", class: "linklike", dataset: { round, seat: row.seat, category },
+      onclick: () => onScore(round, row.seat, category), "aria-label": `${CATEGORY_NAMES[category] || "Total"} of ${row.name} in round ${round}: ${text}. Show where it comes from.` }, text));
+  };
+  const rounds = sheet.rounds.map((r) =>
+    h("table", { class: "sheet", dataset: { round: r.round } },
+      h("caption", {}, `Round ${r.round}`),
+      h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "Player"), categories.map((c) => h("th", { scope: "col" }, CATEGORY_NAMES[c] || c)), h("th", { scope: "col" }, "Round total"))),
+      h("tbody", {}, r.seats.map((row) => h("tr", {}, h("th", { scope: "row" }, row.name), categories.map((c) => cell(r.round, row, c)), cell(r.round, row, "total")))),
+    ),
+  );
+  const puddings = sheet.puddings
+    ? h("table", { class: "sheet puddings" },
+        h("caption", {}, "Puddings (end of the game)"),
+        h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "Player"), h("th", { scope: "col" }, "Puddings"), h("th", { scope: "col" }, "Points"))),
+        h("tbody", {}, sheet.puddings.map((p) => h("tr", {}, h("th", { scope: "row" }, p.name), h("td", {}, p.count),
+          onScore ? h("td", {}, h("button", { type: "button", class: "linklike", onclick: () => onScore("end", p.seat, "pudding") }, String(p.points))) : h("td", {}, p.points)))))
+    : null;
+  const winners = new Set(sheet.winners || []);
+  const totals = h("table", { class: "sheet totals", id: "totals" },
+    h("caption", {}, "Totals"),
+    h("tbody", {}, sheet.totals.map((t) => h("tr", { class: winners.has(t.seat) ? "winner" : "" },
+      h("th", { scope: "row" }, t.name), h("td", {}, t.total), h("td", {}, winners.has(t.seat) ? "winner" : "")))));
+  return h("div", { class: "score-sheet", id: "score-sheet" }, rounds, puddings, totals);
+}

@@ -1,0 +1,106 @@
+"""Sequence in the web page (issue 8): the board with chips and sequences, your hand, the legal
+cells of the selected card highlighted; a whole game against a bot played by clicking cells."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import requests
+from playwright.sync_api import Page, expect
+from web_support import screenshot
+
+pytest_plugins = ["api_fixtures", "web_fixtures"]
+
+
+def seat_view(base: str, game_id: str, token: str) -> Any:
+    response = requests.get(
+        f"{base}/games/{game_id}", headers={"Authorization": f"Bearer {token}"}, timeout=10
+    )
+    response.raise_for_status()
+    return response.json()
+
+
+def highlighted(page: Page) -> list[list[int]]:
+    cells = page.locator("#board button.legal")
+    return sorted(
+        [
+            int(cells.nth(i).get_attribute("data-row") or -1),
+            int(cells.nth(i).get_attribute("data-col") or -1),
+        ]
+        for i in range(cells.count())
+    )
+
+
+def test_a_sequence_game_against_a_bot_on_the_board(contexts: Any, live_server: Any) -> None:
+    rng = random.Random(11)
+    page = contexts().new_page()
+    page.goto("/")
+    page.select_option("#game", "sequence")
+    page.select_option("#players", "2")
+    page.select_option("#seat-1", "greedy")
+    page.fill("#name", "Noor")
+    page.click("#create-game")
+    page.wait_for_url("**/#/game/*")
+    game_id = page.url.rsplit("/", 1)[1]
+    token = page.evaluate(f"JSON.parse(localStorage['cardroom.seats'])['{game_id}'].token")
+    expect(page.locator("#board button.sq-cell")).to_have_count(100)
+    screenshot(page, "sequence-1-start")
+
+    moves = 0
+    while True:
+        page.wait_for_selector("#hand button[data-card], #game[data-status=over]")
+        if page.locator("#game[data-status=over]").count():
+            break
+        expect(page.locator("#game")).to_have_attribute("data-status", "playing")
+        view = seat_view(live_server.url, game_id, token)
+        if not view["you"]["your_turn"]:
+            expect(page.locator("#game")).not_to_have_attribute(
+                "data-version", str(view["version"])
+            )
+            continue
+        plays = {p["card"]: sorted(p["cells"]) for p in view["you"]["plays"]}
+        playable = [card for card, cells in plays.items() if cells]
+        before = page.get_attribute("#game", "data-version")
+        if not playable:  # only dead cards: discard one (Q7), or pass (Q8)
+            button = "#discard" if view["you"]["can_discard"] else "#pass"
+            if button == "#discard":
+                page.locator(
+                    f"#hand button[data-card='{view['you']['dead_cards'][0]}']"
+                ).first.click()
+            page.click(button)
+        else:
+            card = rng.choice(playable)
+            page.locator(f"#hand button[data-card='{card}']").first.click()
+            # The page highlights exactly the cells the API says the card can go on.
+            assert highlighted(page) == plays[card]
+            cell = rng.choice(plays[card])
+            target = page.locator(f"#board button[data-row='{cell[0]}'][data-col='{cell[1]}']")
+            with page.expect_response(lambda r: r.url.endswith("/moves")) as answer:
+                target.click()
+            assert answer.value.status == 200, answer.value.text()
+            assert answer.value.request.post_data_json == {"card": card, "cell": cell}
+            if moves == 3:
+                screenshot(page, "sequence-2-playing")
+        moves += 1
+        expect(page.locator("#game")).not_to_have_attribute("data-version", before or "")
+        if not playable:
+            continue
+        # The chip placed (or removed, for a one-eyed jack) is on the page's board as in the API.
+        chip = seat_view(live_server.url, game_id, token)["chips"][cell[0]][cell[1]]
+        expect(target).to_have_attribute("data-chip", "" if chip is None else str(chip))
+    final = requests.get(f"{live_server.url}/games/{game_id}", timeout=10).json()
+    assert final["status"] == "over" and moves > 5
+    # The board shows every chip of the final position and the cells of each sequence.
+    for r, row in enumerate(final["chips"]):
+        for c, chip in enumerate(row):
+            cell = page.locator(f"#board button[data-row='{r}'][data-col='{c}']")
+            expect(cell).to_have_attribute("data-chip", "" if chip is None else str(chip))
+    in_runs = {(r, c) for run in final["sequences"] for r, c in run["cells"]}
+    expect(page.locator("#board button.sq-in-seq")).to_have_count(len(in_runs))
+    expect(page.locator("#phase")).to_contain_text("Game over")
+    screenshot(page, "sequence-3-over")
+    page.click("#replay-link")
+    expect(page.locator("#audit h2")).to_have_text("✔ Audit passed")
+    expect(page.locator("#replay-state #board button.sq-cell")).to_have_count(100)
+    screenshot(page, "sequence-4-replay")
