@@ -9,10 +9,13 @@ from pathlib import Path
 from typing import Any
 
 import requests
+from api_client import serve
 from playwright.sync_api import expect
+from psycopg_pool import ConnectionPool
 from test_web_sushigo import create_game, version
 from web_support import screenshot
 
+from service.app import create_app
 from service.web_page import ASSETS
 
 pytest_plugins = ["api_fixtures", "web_fixtures"]
@@ -87,3 +90,25 @@ def test_a_pick_made_with_the_keyboard_only(contexts: Any) -> None:
     assert answer.value.status == 200 and answer.value.request.post_data_json["cards"] == [chosen]
     expect(page.locator("#game")).not_to_have_attribute("data-version", str(before))
     expect(page.locator("#log")).to_contain_text("Kim took")
+
+
+def test_live_updates_go_on_after_the_server_ends_a_stream(
+    contexts: Any, pool: ConnectionPool
+) -> None:
+    """The server ends every stream after a while (here 1 s); the page reconnects where it left
+    off (Last-Event-ID), so what happens later still arrives without a reload."""
+    app = create_app(pool=pool, config={"STREAM_SECONDS": 1})
+    with serve(app) as url:
+        body = {"game": "sushi-go", "players": 2}
+        game_id = requests.post(f"{url}/games", json=body, timeout=10).json()["id"]
+        requests.post(f"{url}/games/{game_id}/players", json={"name": "Ana"}, timeout=10)
+        page = contexts(url=url).new_page()
+        streams: list[str] = []
+        page.on("request", lambda r: streams.append(r.url) if "/stream" in r.url else None)
+        page.goto(f"/#/game/{game_id}")
+        expect(page.locator("#phase")).to_have_text("Waiting for players")
+        while len(streams) < 2:  # the first stream ended and the page opened another
+            page.wait_for_event("request", lambda r: "/stream" in r.url, timeout=10_000)
+        requests.post(f"{url}/games/{game_id}/players", json={"name": "Bob"}, timeout=10)
+        expect(page.locator("#phase")).to_contain_text("Round 1 of 3")
+        expect(page.locator("#log")).to_contain_text("Bob sat down at seat 2")

@@ -24,16 +24,15 @@ def browser() -> Iterator[Browser]:
 
 @pytest.fixture
 def contexts(browser: Browser, live_server: LiveServer) -> Iterator[Callable[..., Watched]]:
-    """``contexts(width=..., height=...)`` opens a fresh browser context (its own storage: one
-    person); at the end of the test each must have seen no error."""
+    """``contexts(width=..., height=..., url=...)`` opens a fresh browser context (its own storage:
+    one person) on the live server (or ``url``); at the end of the test each must have seen no
+    error."""
     opened: list[Watched] = []
     base_url = live_server.url
 
-    def open_context(width: int = 1280, height: int = 900) -> Watched:
-        context = browser.new_context(
-            base_url=base_url, viewport={"width": width, "height": height}
-        )
-        watched = Watched(context, base_url)
+    def open_context(width: int = 1280, height: int = 900, url: str = base_url) -> Watched:
+        context = browser.new_context(base_url=url, viewport={"width": width, "height": height})
+        watched = Watched(context, url)
         opened.append(watched)
         return watched
 
