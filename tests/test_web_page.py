@@ -67,6 +67,8 @@ def test_a_pick_made_with_the_keyboard_only(contexts: Any) -> None:
     page = contexts().new_page()
     create_game(page, "Kim", 2, **{"seat-1": "random"})
     page.wait_for_selector("#hand button.pickable")
+    # The phase is also said in a live region that outlives re-renders (for screen readers).
+    expect(page.locator("#announce")).to_have_text(page.inner_text("#phase"))
     page.focus("#main")
     for _ in range(60):  # from the top of the page through the links to the first card
         page.keyboard.press("Tab")

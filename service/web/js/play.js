@@ -192,7 +192,7 @@ class GamePage {
       h("div", { class: "game-head" },
         h("h1", {}, m.title),
         h("p", { class: "muted" }, m.describeGame(view)),
-        h("p", { class: "phase", id: "phase", "aria-live": "polite" }, m.phase(view)),
+        h("p", { class: "phase", id: "phase" }, m.phase(view)),
         h("p", { class: "muted small" }, h("span", { id: "connection", class: "connection" }), " ", this.whoAmI())),
       this.deadline(),
       this.joinPanel(),
@@ -215,6 +215,14 @@ class GamePage {
     );
     this.showConnection();
     restoreFocus(focus, this.main);
+    this.announce(m.phase(view));
+  }
+
+  /** Screen readers hear the phase when it changes (one live region that outlives renders). */
+  announce(text) {
+    if (text === this.announced) return;
+    this.announced = text;
+    document.getElementById("announce").textContent = text;
   }
 
   whoAmI() {
