@@ -117,6 +117,9 @@ def test_two_people_play_a_complete_game_in_two_browsers(contexts: Any, live_ser
     bob.fill("#join-name", "Bob")
     bob.click("#join button[type=submit]")
     bob.wait_for_selector("#hand button.pickable")
+    # Bob's log goes on without a gap from where his spectator's log was when he joined.
+    for line in ("Ana sat down at seat 1", "Bob sat down at seat 2", "Round 1: hands dealt"):
+        expect(bob.locator("#log")).to_contain_text(line)
     expect(late.locator("#join")).to_have_count(0)
     expect(late.locator("#game")).to_contain_text("Bob")
     screenshot(late, "two-browsers-1-spectator")

@@ -52,7 +52,7 @@ class GamePage {
     this.stream?.stop();
     this.stream = follow(this.id, {
       token: this.token,
-      after: this.view.version,
+      after: this.seen ?? this.view.version, // from the last event the log has seen: no gap
       onEvent: (record) => this.onEvent(record),
       onState: (state) => this.showConnection(state),
     });
@@ -123,7 +123,8 @@ class GamePage {
   }
 
   addLog(record) {
-    if (this.log.length && this.log[0].version >= record.version) return;
+    if (record.version <= (this.seen ?? 0)) return;
+    this.seen = record.version;
     const line = this.module.describeEvent(this.view, record);
     if (line) this.log.unshift({ version: record.version, line });
     this.log.length = Math.min(this.log.length, LOG_LINES);
