@@ -41,14 +41,20 @@ def version(page: Page) -> int:
     return int(page.get_attribute("#game", "data-version") or 0)
 
 
-def take_turn(page: Page, rng: random.Random) -> dict[str, Any]:
-    """Chooses cards in the hand (chopsticks sometimes, the dummy's card when asked, a wasabi
-    choice sometimes) and presses Pick; returns the body the page sent."""
-    if page.locator("#use-chopsticks").count() and rng.random() < 0.5:
+def take_turn(page: Page, rng: random.Random, chopsticks: float = 0.5) -> dict[str, Any]:
+    """Chooses cards in the hand (chopsticks with probability ``chopsticks`` when the page offers
+    them, the dummy's card when asked, a wasabi choice sometimes) and presses Pick; returns the
+    body the page sent, with ``offered`` added: whether chopsticks were offered."""
+    offered = page.locator("#use-chopsticks").count() > 0
+    if offered and rng.random() < chopsticks:
         page.check("#use-chopsticks")
     wanted = 2 if page.locator("#use-chopsticks:checked").count() else 1
     cards = page.locator("#hand button.pickable")
-    for i in rng.sample(range(cards.count()), wanted):
+    indexes = rng.sample(range(cards.count()), wanted)
+    if chopsticks == 1 and not offered:  # take chopsticks when dealt them, to use them later
+        kinds = [cards.nth(i).get_attribute("data-card") for i in range(cards.count())]
+        indexes = [kinds.index("chopsticks")] if "chopsticks" in kinds else indexes
+    for i in indexes:
         cards.nth(i).click()
     if page.locator("#dummy-card").count():
         page.locator("#dummy-card").select_option(index=1)
@@ -61,7 +67,7 @@ def take_turn(page: Page, rng: random.Random) -> dict[str, Any]:
     assert answer.value.status in (200, 201), answer.value.text()
     # (No wait_for_function: the page's CSP forbids evaluating strings, as it should.)
     expect(page.locator("#game")).not_to_have_attribute("data-version", str(before))
-    return answer.value.request.post_data_json
+    return {**answer.value.request.post_data_json, "offered": offered}
 
 
 def my_turn_or_over(page: Page) -> bool:
@@ -180,13 +186,12 @@ def test_one_person_plays_a_full_game_against_bots(contexts: Any, live_server: A
     screenshot(page, "bots-1-first-turn")
     sent: list[dict[str, Any]] = []
     while my_turn_or_over(page):
-        sent.append(take_turn(page, rng))
+        sent.append(take_turn(page, rng, chopsticks=1))  # takes chopsticks, uses them (S6)
         if len(sent) == 12:
             screenshot(page, "bots-2-round-2")
     assert len(sent) >= 21  # 3 rounds of 8 cards, the last of each picked for you (S5)
-    assert any(len(body["cards"]) == 2 for body in sent) or not any(
-        "chopsticks" in str(body) for body in sent
-    )
+    # Whenever the page offered chopsticks, the pick it sent took two cards, in order (S6).
+    assert all(len(body["cards"]) == (2 if body["offered"] else 1) for body in sent)
     assert all(len(body["use_wasabi"]) == len(body["cards"]) for body in sent)  # Zoch, S9
     view = api_json(live_server.url, f"/games/{game_id}")
     sheet = api_json(live_server.url, f"/games/{game_id}/scores")

@@ -183,7 +183,8 @@ function hand(view, draft, { onChange, onMove }) {
     );
   });
   const options = [];
-  if (you.chopsticks_available) {
+  // S6: chopsticks take two cards; the dummy's controller needs a third for the dummy (S17).
+  if (you.chopsticks_available && you.hand.length >= (you.controls_dummy ? 3 : 2)) {
     options.push(
       h("label", { class: "check" },
         h("input", {
