@@ -118,8 +118,18 @@ def test_two_people_play_a_complete_game_in_two_browsers(contexts: Any, live_ser
     late.fill("#join-name", "   ")
     late.click("#join button[type=submit]")
     expect(late.locator("#notice")).to_contain_text("name")
+    # Bob finds the game in the lobby's open games (newest first; other tests add games too).
     bob = contexts().new_page()
-    bob.goto(link)
+    bob.goto("/")
+    row = bob.locator(f"#games-waiting li[data-game='{game_id}']")
+    more = bob.locator("section", has=bob.locator("#games-waiting")).get_by_role("button")
+    for _ in range(20):
+        bob.wait_for_selector("#games-waiting li")
+        if row.count() or not more.is_visible():
+            break
+        more.click()
+    row.get_by_role("link", name="Join").click()
+    assert bob.url == link
     bob.fill("#join-name", "Bob")
     bob.click("#join button[type=submit]")
     bob.wait_for_selector("#hand button.pickable")
