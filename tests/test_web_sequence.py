@@ -104,3 +104,37 @@ def test_a_sequence_game_against_a_bot_on_the_board(contexts: Any, live_server: 
     expect(page.locator("#audit h2")).to_have_text("✔ Audit passed")
     expect(page.locator("#replay-state #board button.sq-cell")).to_have_count(100)
     screenshot(page, "sequence-4-replay")
+
+
+def test_the_lobby_sets_up_sequence_teams_variants_and_bots(
+    contexts: Any, live_server: Any
+) -> None:
+    """6 players in 3 teams (Q4) with advanced jacks (Q11): the game the API records is the one
+    chosen in the form; the page shows every team and the seats in turn order."""
+    page = contexts().new_page()
+    page.goto("/")
+    page.select_option("#game", "sequence")
+    page.select_option("#players", "6")
+    page.select_option("#teams", "3")
+    page.check("#advanced_jacks")
+    for seat in range(1, 6):
+        page.select_option(f"#seat-{seat}", "greedy" if seat % 2 else "random")
+    page.fill("#name", "Ines")
+    page.click("#create-game")
+    page.wait_for_url("**/#/game/*")
+    game_id = page.url.rsplit("/", 1)[1]
+    view = requests.get(f"{live_server.url}/games/{game_id}", timeout=10).json()
+    assert view["rules"] == {"players": 6, "teams": 3, "advanced_jacks": True}
+    assert [s["bot"] for s in view["seats"]] == [
+        None,
+        "greedy",
+        "random",
+        "greedy",
+        "random",
+        "greedy",
+    ]
+    expect(page.locator("#teams li[data-team]")).to_have_count(3)
+    expect(page.locator("#seats li[data-seat]")).to_have_count(6)
+    expect(page.locator("main")).to_contain_text("advanced jacks")
+    page.wait_for_selector("#hand button[data-card]")
+    screenshot(page, "sequence-5-six-players")
