@@ -114,3 +114,43 @@ def test_live_updates_go_on_after_the_server_ends_a_stream(
         requests.post(f"{url}/games/{game_id}/players", json={"name": "Bob"}, timeout=10)
         expect(page.locator("#phase")).to_contain_text("Round 1 of 3")
         expect(page.locator("#log")).to_contain_text("Bob sat down at seat 2")
+
+
+def test_a_pick_whose_answer_was_lost_is_retried_once_and_lands_once(
+    contexts: Any, live_server: Any
+) -> None:
+    """The connection drops after the server recorded a pick, then the service is briefly away
+    (503): the page retries with the same Idempotency-Key, gets the recorded answer back, and the
+    log holds the pick exactly once."""
+    context = contexts()
+    context.allowed.add(503)  # sent by the test itself, below
+    page = context.new_page()
+    game_id = create_game(page, "Lou", 2, **{"seat-1": "random"})
+    page.wait_for_selector("#hand button.pickable")
+    keys: list[str | None] = []
+    replayed: list[str | None] = []
+
+    def flaky(route: Any) -> None:
+        keys.append(route.request.header_value("Idempotency-Key"))
+        if len(keys) == 1:
+            route.fetch()  # the pick reaches the server and is recorded...
+            route.abort("connectionreset")  # ...but its answer never arrives
+        elif len(keys) == 2:
+            route.fulfill(status=503, headers={"Retry-After": "0"}, json={"code": "down"})
+        else:
+            answer = route.fetch()
+            replayed.append(answer.headers.get("idempotent-replayed"))
+            route.fulfill(response=answer)
+
+    page.route("**/moves", flaky)
+    page.locator("#hand button.pickable").first.click()
+    page.click("#pick")
+    expect(page.locator("#game")).to_have_attribute("aria-busy", "true")
+    expect(page.locator("#game")).to_have_attribute("aria-busy", "false")  # answered at last
+    expect(page.locator("#notice")).to_be_hidden()  # no error for the person to read
+    expect(page.locator("#log")).to_contain_text("Lou took")
+    assert len(keys) == 3 and keys[0] and len(set(keys)) == 1
+    assert replayed == ["true"]  # the server answered from its record of the first request
+    events = requests.get(f"{live_server.url}/games/{game_id}/events", timeout=10).json()
+    picks = [e for e in events["events"] if e["type"] == "card_picked" and e["data"]["seat"] == 0]
+    assert len({p["data"]["turn"] for p in picks}) == len(picks)  # one pick per turn

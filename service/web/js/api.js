@@ -20,19 +20,45 @@ function describe(status, problem) {
   return text;
 }
 
-/** A request; resolves to the JSON body (null for 204), rejects with an ApiError. */
+const RETRIES = 3; // after a 503 (the database is briefly away) or a lost connection
+const MAX_WAIT_MS = 5000;
+
+/**
+ * A request; resolves to the JSON body (null for 204), rejects with an ApiError. A 503 or a lost
+ * connection is retried a few times, after the server's Retry-After; a POST keeps its
+ * Idempotency-Key across the retries, so a pick that did land is not made twice.
+ */
 export async function api(method, path, { body, token, idempotent = method === "POST" } = {}) {
   const headers = { Accept: "application/json" };
   if (token) headers.Authorization = `Bearer ${token}`;
   if (body !== undefined) headers["Content-Type"] = "application/json";
-  // A retried POST (a reload, a flaky network) must not pick twice: one key per intended action.
   if (idempotent) headers["Idempotency-Key"] = crypto.randomUUID();
-  let response;
-  try {
-    response = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
-  } catch {
-    throw new ApiError(0, { detail: "The service cannot be reached. Check your connection and try again." });
+  const init = { method, headers, body: body === undefined ? undefined : JSON.stringify(body) };
+  for (let attempt = 0; ; attempt++) {
+    let response;
+    try {
+      response = await fetch(path, init);
+    } catch {
+      if (attempt < RETRIES && (method === "GET" || idempotent)) {
+        await pause(500 * 2 ** attempt);
+        continue;
+      }
+      throw new ApiError(0, { detail: "The service cannot be reached. Check your connection and try again." });
+    }
+    if (response.status === 503 && attempt < RETRIES && (method === "GET" || idempotent)) {
+      const seconds = Number(response.headers.get("Retry-After"));
+      await pause(Number.isFinite(seconds) ? Math.min(seconds * 1000, MAX_WAIT_MS) : 1000);
+      continue;
+    }
+    return answer(response);
   }
+}
+
+function pause(ms) {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+async function answer(response) {
   if (response.status === 204) return null;
   const text = await response.text();
   let data = null;
