@@ -145,10 +145,13 @@ class Result:
             lat = sorted(f.down_latencies)
             worst = f"{lat[-1] * 1000:.0f} ms" if lat else "n/a"
             median = f"{lat[len(lat) // 2] * 1000:.0f} ms" if lat else "n/a"
+            p99 = f"{lat[int(len(lat) * 0.99)] * 1000:.0f} ms" if lat else "n/a"
+            slow = sum(1 for x in lat if x > 1.0)
             lines.append(
                 f"database outage: stopped after {f.acked_before} acknowledged picks for"
                 f" {o.outage_seconds:.1f} s; {len(lat)} answers while down,"
-                f" statuses {dict(f.down_statuses)}, latency median {median}, max {worst};"
+                f" statuses {dict(f.down_statuses)}, latency median {median}, p99 {p99},"
+                f" max {worst} ({slow} over 1 s);"
                 f" back: /healthz 200 after {_s(f.first_ok_after)},"
                 f" first pick acknowledged after {_s(f.first_pick_after)}"
             )

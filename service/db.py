@@ -143,7 +143,7 @@ def connection_timeout(pool: ConnectionPool) -> float:
     """How long a request may wait for a connection of ``pool`` now: short while the database
     is known to be down (answer 503 at once; the pool reconnects in the background)."""
     if pool in _unreachable:
-        return min(pool.timeout, float(os.environ.get("CARDROOM_DOWN_TIMEOUT", "0.5")))
+        return min(pool.timeout, float(os.environ.get("CARDROOM_DOWN_TIMEOUT", "0.05")))
     return pool.timeout
 
 

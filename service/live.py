@@ -46,8 +46,9 @@ class Hub:
     first use (after a fork, in the process that uses it) and reconnects when the connection
     drops; :meth:`stop` ends it."""
 
-    def __init__(self, conninfo: Callable[[], str]) -> None:
+    def __init__(self, conninfo: Callable[[], str], name: str = "cardroom-live") -> None:
         self._conninfo = conninfo  # called when connecting: the pool's URL may come later
+        self._name = name  # its connection's application_name (pg_stat_activity)
         self._lock = threading.Lock()
         self._latest: OrderedDict[UUID, int] = OrderedDict()
         self._waiters: dict[UUID, list[_Waiter]] = {}
@@ -123,7 +124,7 @@ class Hub:
                     self._conninfo(),
                     autocommit=True,
                     connect_timeout=CONNECT_TIMEOUT_SECONDS,
-                    application_name="cardroom-live",
+                    application_name=self._name,
                 ) as conn:
                     conn.execute(f"LISTEN {CHANNEL}")
                     self._listening.set()
@@ -135,7 +136,13 @@ class Hub:
                 if not self._stopping.is_set():
                     log.warning("live updates: %s; reconnecting in %.1f s", exc, backoff)
             finally:
-                self._listening.clear()
+                if self._listening.is_set():
+                    self._listening.clear()
+                    # Waiters blocked on notifications that will not come (the connection is
+                    # gone, maybe the database with it) read the store again now: a long poll
+                    # then answers (or gets its 503) instead of holding a thread for its whole
+                    # wait, and goes on polling if it waits again.
+                    self._wake_all()
                 self._tried.set()
             if self._stopping.wait(backoff):
                 break

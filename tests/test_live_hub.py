@@ -1,0 +1,52 @@
+"""The notification hub (service/live.py) when its LISTEN connection is lost: waiters must not
+stay blocked on notifications that cannot come (a long poll would hold its thread for its whole
+wait, and during a database outage answer late instead of with a quick 503)."""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+
+import psycopg
+
+from service.live import Hub
+
+
+def test_a_lost_connection_wakes_every_waiter_and_the_hub_listens_again(
+    database_url: str,
+) -> None:
+    name = f"cardroom-live-test-{uuid.uuid4().hex[:8]}"
+    address = [database_url]  # what the hub connects to: below, a server that is not there
+    hub = Hub(lambda: address[0], name=name)
+    try:
+        assert hub.start()  # listening
+        woken: list[tuple[bool, float]] = []
+
+        def wait() -> None:
+            started = time.monotonic()
+            woken.append((hub.wait(uuid.uuid4(), 0, 30.0), time.monotonic() - started))
+
+        waiter = threading.Thread(target=wait)
+        waiter.start()
+        with psycopg.connect(database_url, autocommit=True) as admin:
+            # Kill the hub's connection and let it find no database to reconnect to, as in an
+            # outage: the waiter must not sleep through it.
+            address[0] = "postgresql://postgres@127.0.0.1:1/test"
+            ended = admin.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                " WHERE application_name = %s",
+                (name,),
+            ).fetchall()
+            assert ended == [(True,)]
+            waiter.join(10)
+            assert woken and woken[0][0] and woken[0][1] < 10  # not the 30 s it asked for
+            assert not hub.listening
+            address[0] = database_url  # the database is back
+            for _ in range(400):  # it reconnects by itself (backoff 0.5 s, then 1 s, …)
+                if hub.listening:
+                    break
+                time.sleep(0.05)
+            assert hub.listening
+    finally:
+        hub.stop()
