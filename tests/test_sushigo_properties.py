@@ -3,10 +3,10 @@
 
 Every test is parametrised over all 16 rule sets (edition x player count x pass direction, and
 the 2-player dummy variant) and lets hypothesis draw the seed of a ``random.Random`` that drives
-``domain.sushigo.randomplay.random_pick``. The driver below mirrors
-``randomplay.play_random_game`` (``test_driver_is_play_random_game`` checks that it plays the very
-same games) but keeps what the checks need: the secret seed (the rng's first draw), the events each
-command caused, and a bound on the number of commands.
+``domain.sushigo.randomplay.random_pick``. The driver below takes ``randomplay.random_steps`` (as
+``play_random_game`` does; ``test_driver_is_play_random_game`` checks they play the very same games)
+and keeps what the checks need: the secret seed (the rng's first draw), the events each command
+caused, and a bound on the number of commands.
 
 The invariants are checked at every step: after every command, and where the property is about a
 single event (card conservation, passing, hand sizes), after every event.
@@ -35,7 +35,6 @@ from domain.decider import (
     SEAT_TAKEN,
     SPECTATOR,
     Command,
-    CreateGame,
     Event,
     MakeMove,
     TakeSeat,
@@ -56,7 +55,7 @@ from domain.sushigo.cards import (
     WASABI,
 )
 from domain.sushigo.game import CARD_PICKED, ROUND_DEALT, ROUND_SCORED, TURN_REVEALED, execute
-from domain.sushigo.randomplay import play_random_game, random_pick
+from domain.sushigo.randomplay import play_random_game, random_steps
 from domain.sushigo.rules import DUMMY_HAND_SIZE, HAND_SIZE, ROUNDS
 from domain.sushigo.shuffle import shuffled
 
@@ -142,28 +141,15 @@ def max_commands(options: dict[str, Any]) -> int:
 
 
 def play(options: dict[str, Any], rng: random.Random) -> Played:
-    """``play_random_game``, step by step, failing if the game does not end in time (S3/S13)."""
-    seed = rng.randbytes(32)  # the first draw, as in play_random_game
-    state = SUSHI_GO.initial_state()
-    steps: list[Step] = []
+    """``random_steps``, kept, failing if the game does not end in time (S3/S13)."""
+    probe = random.Random()
+    probe.setstate(rng.getstate())
+    seed = probe.randbytes(32)  # the rng's first draw: the game's secret seed
     bound = max_commands(options)
-
-    def run(command: Command) -> None:
-        nonlocal state
+    steps: list[Step] = []
+    for command, events, state in random_steps(options, rng):
         assert len(steps) < bound, f"no end after {bound} commands (S3/S13)"
-        events, state = execute(state, command)
         steps.append(Step(command, events, state))
-
-    run(CreateGame(options, commitment(seed)))
-    players = options["players"]
-    for seat in range(players):
-        run(TakeSeat(f"p{seat}", seed))
-    while not state.over:
-        for seat in range(players):
-            if state.picks[seat] is None:
-                run(MakeMove(seat, random_pick(state, seat, rng), seed))
-                if state.over:
-                    break
     return Played(options, seed, steps)
 
 

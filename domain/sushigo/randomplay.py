@@ -7,9 +7,10 @@ driving a game with it always reaches the end (S3/S13).
 from __future__ import annotations
 
 import random
+from collections.abc import Iterator
 from typing import Any
 
-from ..decider import CreateGame, Event, MakeMove, TakeSeat, commitment
+from ..decider import Command, CreateGame, Event, MakeMove, TakeSeat, commitment
 from .cards import CHOPSTICKS, NIGIRI_POINTS
 from .game import execute
 from .state import Pick, State
@@ -39,30 +40,37 @@ def random_pick(state: State, seat: int, rng: random.Random) -> Pick:
     return Pick(cards, dummy, wasabi)
 
 
+def random_steps(
+    options: dict[str, Any], rng: random.Random
+) -> Iterator[tuple[Command, list[Event], State]]:
+    """A complete game of random legal play, one command at a time: each command, the events it
+    caused and the state they led to. The seed is ``rng``'s first draw; seats are ``p0``, ``p1``…"""
+    seed = rng.randbytes(32)
+    state = State()
+
+    def run(command: Command) -> tuple[Command, list[Event], State]:
+        nonlocal state
+        events, state = execute(state, command)
+        return command, events, state
+
+    yield run(CreateGame(options, commitment(seed)))
+    players = options["players"]
+    for seat in range(players):
+        yield run(TakeSeat(f"p{seat}", seed))
+    while not state.over:
+        for seat in range(players):
+            if state.picks[seat] is None:
+                yield run(MakeMove(seat, random_pick(state, seat, rng), seed))
+                if state.over:
+                    break
+
+
 def play_random_game(
     options: dict[str, Any], rng: random.Random
 ) -> tuple[list[Event], State, list[State]]:
     """A complete game of random legal play: its events, final state and every state on the way
-    (one per command). Seats are named ``p0``, ``p1``, …"""
-    seed = rng.randbytes(32)
-    state = State()
-    events: list[Event] = []
-    states: list[State] = []
-
-    def run(command: Any) -> None:
-        nonlocal state
-        new_events, state = execute(state, command)
-        events.extend(new_events)
-        states.append(state)
-
-    run(CreateGame(options, commitment(seed)))
-    players = options["players"]
-    for seat in range(players):
-        run(TakeSeat(f"p{seat}", seed))
-    while not state.over:
-        for seat in range(players):
-            if state.picks[seat] is None:
-                run(MakeMove(seat, random_pick(state, seat, rng), seed))
-                if state.over:
-                    break
-    return events, state, states
+    (one per command)."""
+    steps = list(random_steps(options, rng))
+    events = [event for _, step_events, _ in steps for event in step_events]
+    states = [state for _, _, state in steps]
+    return events, states[-1], states
