@@ -220,19 +220,7 @@ def list_events(game_id: str) -> Response:
     query = EVENTS_QUERY.load(request.args.to_dict())
     loaded = load(gid)
     seat = auth.optional_seat(games(), gid)
-    records = games().store.load_records(gid, query["after"], query["limit"])
-    game, viewer = loaded.adapter.game, Viewer(seat)
-    events = [
-        {
-            "version": r.version,
-            "type": r.type,
-            "schema_version": r.schema_version,
-            "data": game.visible_event(loaded.state, r.event, viewer).data,
-            "recorded_at": r.recorded_at,
-        }
-        for r in records
-        if r.version <= loaded.version  # judged against the state the redaction rule saw
-    ]
+    events = games().visible_events(loaded, Viewer(seat), query["after"], query["limit"])
     more = bool(events) and events[-1]["version"] < loaded.version
     body = {
         "game_id": gid,

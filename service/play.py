@@ -25,6 +25,7 @@ from domain.decider import (
     CreateGame,
     MakeMove,
     TakeSeat,
+    Viewer,
     commitment,
     conflict,
 )
@@ -99,6 +100,24 @@ class GameService:
         for record in self.store.load_records(loaded.id, 0, version):
             past = game.evolve(past, record.event)
         return past
+
+    def visible_events(
+        self, loaded: Loaded, viewer: Viewer, after: int, limit: int
+    ) -> list[dict[str, Any]]:
+        """Up to ``limit`` events after version ``after``, each as ``viewer`` may read it. Events
+        past ``loaded`` are left out: the redaction rule judges by that state, so load first."""
+        game = loaded.adapter.game
+        return [
+            {
+                "version": r.version,
+                "type": r.type,
+                "schema_version": r.schema_version,
+                "data": game.visible_event(loaded.state, r.event, viewer).data,
+                "recorded_at": r.recorded_at,
+            }
+            for r in self.store.load_records(loaded.id, after, limit)
+            if r.version <= loaded.version
+        ]
 
     def _remember(self, game_id: UUID, name: str, state: Any) -> None:
         known = self._states.get(game_id)

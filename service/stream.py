@@ -128,20 +128,9 @@ def _read(
     """Up to BATCH events after ``after`` as ``viewer`` may read them now, and whether the game
     is over with nothing left after them."""
     loaded = service.load(gid)  # first: the redaction rule judges by a state this recent
-    game = loaded.adapter.game
-    items = [
-        {
-            "version": r.version,
-            "type": r.type,
-            "schema_version": r.schema_version,
-            "data": game.visible_event(loaded.state, r.event, viewer).data,
-            "recorded_at": r.recorded_at,
-        }
-        for r in service.store.load_records(gid, after, BATCH)
-        if r.version <= loaded.version
-    ]
+    items = service.visible_events(loaded, viewer, after, BATCH)
     last = items[-1]["version"] if items else after
-    return items, game.is_over(loaded.state) and last >= loaded.version
+    return items, loaded.adapter.game.is_over(loaded.state) and last >= loaded.version
 
 
 def _frame(item: dict[str, Any]) -> str:
