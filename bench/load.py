@@ -574,14 +574,22 @@ def check_game(run: Run, client: Client, game: str) -> tuple[bool, int, int, boo
 # --- faults --------------------------------------------------------------------------------------
 
 
-def crash_and_restart(run: Run, server: Server) -> None:
-    fault = run.fault = Fault("crash")
+def _fault_due(run: Run, kind: str, what: str) -> Fault | None:
+    """Waits until enough picks are acknowledged for the fault, then records when it struck."""
+    fault = run.fault = Fault(kind)
     if not run.fault_trigger.wait(timeout=max(0.0, run.remaining())):
-        run.problem("the crash never came: too few picks were acknowledged")
-        return
+        run.problem(f"the {what} never came: too few picks were acknowledged")
+        return None
     with run.stats.lock:
         fault.acked_before = len(run.stats.acked)
         fault.at = time.monotonic()
+    return fault
+
+
+def crash_and_restart(run: Run, server: Server) -> None:
+    fault = _fault_due(run, "crash", "crash")
+    if fault is None:
+        return
     server.kill()
     time.sleep(0.5)  # the clients meanwhile meet refused connections
     fault.restart_seconds = server.start()
@@ -612,13 +620,9 @@ class Database:
 
 
 def outage(run: Run, server: Server, database: Database) -> None:
-    fault = run.fault = Fault("db_outage")
-    if not run.fault_trigger.wait(timeout=max(0.0, run.remaining())):
-        run.problem("the outage never came: too few picks were acknowledged")
+    fault = _fault_due(run, "db_outage", "outage")
+    if fault is None:
         return
-    with run.stats.lock:
-        fault.acked_before = len(run.stats.acked)
-    fault.at = time.monotonic()
     database.stop()
     # Probe while it is down: every answer must be quick (a 503 with Retry-After, not a hang).
     until = fault.at + run.options.outage_seconds
