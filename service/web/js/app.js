@@ -23,7 +23,7 @@ async function route() {
   } else if (replay) {
     shown = `replay:${replay[1]}`;
     await showReplay(main, replay[1], replay[2] ? Number(replay[2]) : null);
-  } else if (hash === "#/" || hash === "#/games" || hash === "#") {
+  } else if (hash === "#/" || hash === "#") {
     shown = "lobby";
     await showLobby(main);
   } else {

@@ -27,7 +27,11 @@ class GamePage {
     this.stream = null;
     this.clock = null;
     this.refreshing = null;
-    this.stale = false;
+    this.stale = false; // an event arrived while a refresh was under way: refresh once more
+    this.sheetStale = false; // an event may have changed the score sheet
+    this.seen = undefined; // the last event version the log has taken in
+    this.connection = undefined; // the stream's state, shown next to "You are…"
+    this.announced = undefined; // the phase last said in the live region
   }
 
   get token() {

@@ -24,7 +24,7 @@ const TWO_EYED = new Set(["JD", "JC"]);
 const ONE_EYED = new Set(["JH", "JS"]);
 
 // Team colours come with a letter and a shape (disc, square, diamond): never colour alone.
-export const TEAMS = [
+const TEAMS = [
   { name: "Blue", letter: "B", shape: "disc" },
   { name: "Green", letter: "G", shape: "square" },
   { name: "Red", letter: "R", shape: "diamond" },
@@ -49,7 +49,7 @@ export function cardName(code) {
 }
 
 /** "AH" → "A♥": the short label drawn on the board and on the cards. */
-export function cardShort(code) {
+function cardShort(code) {
   if (code === CORNER) return "★";
   const card = parseCard(code);
   return card ? `${card.rank}${SUITS[card.suit].symbol}` : String(code);
@@ -63,13 +63,13 @@ export function cellName(cell) {
   return `${COLUMNS[cell[1]] ?? cell[1]}${cell[0] + 1}`;
 }
 
-export function teamName(team) {
+function teamName(team) {
   return `team ${TEAMS[team]?.name ?? team + 1}`;
 }
 
 const capital = (text) => text.charAt(0).toUpperCase() + text.slice(1);
 
-export function seatName(view, seat) {
+function seatName(view, seat) {
   const s = view?.seats?.[seat];
   return s?.name || `Seat ${seat + 1}`;
 }
@@ -577,7 +577,7 @@ export function replayView(view) {
 // --- the score sheet --------------------------------------------------------------------------
 
 /** [[0,9],…,[4,9]] → "J1–J5 (column J)". */
-export function describeRun(run) {
+function describeRun(run) {
   const cells = run.cells || [];
   if (!cells.length) return "";
   const first = cells[0];

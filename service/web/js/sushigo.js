@@ -1,7 +1,7 @@
 // Sushi Go!: the play view, the table (tableaux, dummy), and the score sheet.
 import { h, plural } from "./ui.js";
 
-export const CARD_NAMES = {
+const CARD_NAMES = {
   tempura: "Tempura",
   sashimi: "Sashimi",
   dumpling: "Dumpling",
@@ -29,11 +29,11 @@ const CATEGORY_NAMES = {
 export const cardName = (card) => CARD_NAMES[card] || card;
 const isNigiri = (card) => card.endsWith("_nigiri");
 
-export function card(kind, attrs = {}) {
+function card(kind, attrs = {}) {
   return h("span", { class: `card sg-${kind}`, ...attrs }, cardName(kind));
 }
 
-export function cardList(cards) {
+function cardList(cards) {
   if (!cards.length) return h("span", { class: "muted" }, "none");
   return h("span", { class: "cards" }, cards.map((c) => card(c)));
 }
@@ -58,7 +58,7 @@ export function phase(view) {
   return `Round ${view.round} of 3 · turn ${view.turn} · waiting for ${waiting.join(", ") || "the reveal"}`;
 }
 
-export function seatName(view, seat) {
+function seatName(view, seat) {
   if (seat === "dummy" || seat === view.rules.players) return "The dummy";
   const s = view.seats[seat];
   return s?.name || `Seat ${seat + 1}`;
