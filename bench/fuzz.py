@@ -146,8 +146,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--requests", type=int, default=10_000, help="at least this many")
     args = parser.parse_args(argv)
 
-    from service import db
-    from service.app import create_app
+    from service.http.app import create_app
+    from service.store import db
 
     admin = os.environ.get("TEST_DATABASE_URL") or os.environ.get("DATABASE_URL")
     server = None

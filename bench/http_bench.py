@@ -55,7 +55,7 @@ def free_port() -> int:
 def start_server(url: str, port: int, workers: int, threads: int) -> subprocess.Popen[bytes]:
     # The load generator is one address asking for many games: rate limits would refuse it.
     env = {**os.environ, "DATABASE_URL": url, "CARDROOM_RATE_LIMITS": "off"}
-    command = [sys.executable, "-m", "service.cli", "serve", "--port", str(port)]
+    command = [sys.executable, "-m", "service.cli.main", "serve", "--port", str(port)]
     command += ["--workers", str(workers), "--threads", str(threads), "--no-access-log"]
     server = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL)
     deadline = time.monotonic() + 60

@@ -194,7 +194,7 @@ class Server:
             "PYTHONPATH": str(ROOT),
             "CARDROOM_RATE_LIMITS": "off",
         }
-        command = [sys.executable, "-m", "service.cli", "serve", "--port", str(self.port)]
+        command = [sys.executable, "-m", "service.cli.main", "serve", "--port", str(self.port)]
         command += ["--workers", str(self.workers), "--threads", str(self.threads)]
         command += ["--no-access-log"]
         with self.log.open("ab") as log:
@@ -601,7 +601,7 @@ class Database:
     and started again (the machine's own PostgreSQL is never touched)."""
 
     def __init__(self, directory: Path) -> None:
-        from service import db
+        from service.store import db
 
         self.directory = directory
         self.server = db.start_embedded(directory / "pgdata", cleanup_mode="delete")

@@ -16,7 +16,7 @@ import subprocess
 import sys
 
 from bench import http_bench, store_bench
-from service import db
+from service.store import db
 
 
 def main() -> None:

@@ -21,8 +21,8 @@ import psycopg
 from psycopg import sql
 
 from domain.decider import GAME_CREATED, Event
-from service.db import make_pool
-from service.store import EventStore
+from service.store.db import make_pool
+from service.store.events import EventStore
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """Alembic environment: plain SQL migrations, run over psycopg 3.
 
-The URL comes from ``config.attributes["database_url"]`` (set by ``service.db.migrate``) or the
-``DATABASE_URL`` environment variable, never from alembic.ini, so secrets stay out of files.
+The URL comes from ``config.attributes["database_url"]`` (set by ``service.store.db.migrate``)
+or the ``DATABASE_URL`` environment variable, never from alembic.ini, so secrets stay out of files.
 """
 
 from __future__ import annotations

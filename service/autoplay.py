@@ -16,7 +16,7 @@ from typing import Any
 
 from domain.bots import CLOCK_KIND, MAX_BOT_MOVES, bot_command
 from domain.decider import BY_BOT, BY_CLOCK, Command, Event, Game, MakeMove
-from service.registry import GameAdapter
+from service.games.registry import GameAdapter
 
 
 @dataclass(frozen=True)

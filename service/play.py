@@ -6,7 +6,7 @@ again on the fresh state. Players picking at the same moment therefore all succe
 second pick by the same seat in the same turn is refused by the rules (S4) on the retry.
 
 Every command is followed, in the same append, by the moves bots owe (service/autoplay.py); an
-append that starts a timed turn writes its deadline row in the same statement (service/clock.py
+append that starts a timed turn writes its deadline row in the same statement (service/live/clock.py
 makes the moves of turns whose deadline passed).
 """
 
@@ -30,11 +30,11 @@ from domain.decider import (
     conflict,
 )
 from service import autoplay
-from service.deadlines import Deadlines
-from service.problems import Problem
-from service.recent import Recent
-from service.registry import ADAPTERS, GameAdapter
-from service.store import EventStore, VersionConflict
+from service.games.registry import ADAPTERS, GameAdapter
+from service.http.problems import Problem
+from service.store.deadlines import Deadlines
+from service.store.events import EventStore, VersionConflict
+from service.store.recent import Recent
 
 MAX_ATTEMPTS = 20
 CACHE_SIZE = 2048  # games per process whose state, seed and seat tokens are kept

@@ -16,7 +16,7 @@ import pytest
 from api_client import ApiClient, LiveServer, serve
 from psycopg_pool import ConnectionPool
 
-from service.app import create_app
+from service.http.app import create_app
 
 
 @pytest.fixture(scope="session")

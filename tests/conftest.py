@@ -18,11 +18,11 @@ import psycopg
 import pytest
 from psycopg_pool import ConnectionPool
 
-from service.db import drop_database, make_pool
-from service.store import EventStore
+from service.store.db import drop_database, make_pool
+from service.store.events import EventStore
 
 # No turn-clock sweeper thread in the apps tests build: a test that needs the clock calls
-# ``Sweeper.sweep(now)`` itself, with the time it wants (service/clock.py).
+# ``Sweeper.sweep(now)`` itself, with the time it wants (service/live/clock.py).
 os.environ.setdefault("CARDROOM_CLOCK_INTERVAL", "0")
 # Nor rate limits: the suite creates far more games than a client may (test_abuse.py turns them
 # on in its own apps).

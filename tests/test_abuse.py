@@ -19,9 +19,9 @@ from api_client import ApiClient, LiveServer, Table, expect_problem, expect_stat
 from api_client import serve as serve_app
 from psycopg_pool import ConnectionPool
 
-from service import abuse
-from service.app import create_app
-from service.db import ROOT
+from service.http import abuse
+from service.http.app import create_app
+from service.store.db import ROOT
 
 pytest_plugins = ["api_fixtures"]
 
@@ -66,7 +66,7 @@ def test_joining_is_rate_limited_apart_from_creating(limited: str, live_server: 
 
 def test_a_rate_limited_answer_is_not_stored_for_retries(pool: ConnectionPool) -> None:
     """429 asks to be retried: a retry with the same Idempotency-Key runs once the limit allows
-    (the 429 was not stored, service/idempotency.py), and is stored then."""
+    (the 429 was not stored, service/http/idempotency.py), and is stored then."""
     config = {"RATELIMIT_ENABLED": True, "CARDROOM_RATE_LIMIT_CREATE": "2/second"}
     body = {"game": "sushi-go", "players": 2}
     key = {"Idempotency-Key": str(uuid.uuid4())}
@@ -171,7 +171,7 @@ def test_server_logs_never_hold_a_token(database_url: str, tmp_path: Path) -> No
     made with tokens (a pick after the end, another game's token), leave no token in it."""
     log_path = tmp_path / "server.log"
     port = _free_port()
-    command = [sys.executable, "-m", "service.cli", "serve", "--port", str(port)]
+    command = [sys.executable, "-m", "service.cli.main", "serve", "--port", str(port)]
     command += ["--workers", "1", "--threads", "4"]
     env = {**os.environ, "DATABASE_URL": database_url}
     with log_path.open("w") as log:

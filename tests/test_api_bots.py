@@ -1,6 +1,6 @@
-"""Bots and the turn clock over HTTP (service/autoplay.py, service/clock.py): people play against
-bots to the end; an all-bot game plays itself at creation; the sweeper, with an injected "now",
-picks for a seat that never does, once per seat however many sweepers race; every such game
+"""Bots and the turn clock over HTTP (service/autoplay.py, service/live/clock.py): people play
+against bots to the end; an all-bot game plays itself at creation; the sweeper, with an injected
+"now", picks for a seat that never does, once per seat however many sweepers race; every such game
 audits ok."""
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ import pytest
 from api_client import ApiClient, LiveServer, expect_problem, expect_status, random_move
 from psycopg_pool import ConnectionPool
 
-from service.clock import Sweeper
+from service.live.clock import Sweeper
 from service.play import GameService
-from service.store import EventStore
+from service.store.events import EventStore
 
 pytest_plugins = ["api_fixtures"]
 

@@ -37,9 +37,9 @@ from domain.decider import DomainError, Event, fold
 from domain.sushigo import SUSHI_GO
 from domain.sushigo.cards import KINDS
 from domain.sushigo.shuffle import shuffled
-from service.app import create_app
+from service.http.app import create_app
 from service.play import GameService
-from service.store import EventStore
+from service.store.events import EventStore
 
 pytest_plugins = ["api_fixtures"]
 

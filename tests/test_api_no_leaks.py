@@ -26,7 +26,7 @@ from api_client import ApiClient, Player, Table, expect_status, play_to_end, see
 from domain.decider import GAME_ENDED, commitment, fold
 from domain.sushigo import SUSHI_GO, State
 from domain.sushigo.game import CARD_PICKED, ROUND_DEALT
-from service.store import EventStore, StoredEvent
+from service.store.events import EventStore, StoredEvent
 
 pytest_plugins = ["api_fixtures"]
 

@@ -15,7 +15,7 @@ from api_client import ApiClient, Table, expect_problem, play_to_end
 from domain.chain import first_break
 from domain.decider import Viewer, fold
 from domain.sushigo import SUSHI_GO
-from service.store import EventStore
+from service.store.events import EventStore
 
 pytest_plugins = ["api_fixtures"]
 

@@ -12,7 +12,7 @@ from api_client import SPEC_PATH, ApiClient, SpecMismatch, spec_dict, validate_e
 from openapi_spec_validator import validate
 from openapi_spec_validator.readers import read_from_filename
 
-from service.app import create_app
+from service.http.app import create_app
 
 pytest_plugins = ["api_fixtures"]
 
@@ -118,7 +118,7 @@ def _spec_codes(node: object) -> set[str]:
 
 def _raised_codes() -> set[str]:
     codes: set[str] = set()
-    for source in [*ROOT.joinpath("service").glob("*.py"), *ROOT.joinpath("domain").rglob("*.py")]:
+    for source in [*ROOT.joinpath("service").rglob("*.py"), *ROOT.joinpath("domain").rglob("*.py")]:
         for match in RAISED.finditer(source.read_text()):
             codes.add(match.group(1) or match.group(2))
     return codes
@@ -137,7 +137,7 @@ def test_error_codes_are_documented_everywhere() -> None:
     documented = _documented_codes()
     in_spec = _spec_codes(spec_dict())
     assert in_spec == documented
-    from service.problems import HTTP_CODES
+    from service.http.problems import HTTP_CODES
 
     reachable = {"malformed_request", "not_found", "method_not_allowed", "body_too_large"}
     assert reachable <= set(HTTP_CODES.values())

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from export_support import GAME_ID, edited, finished_export, rechain, to_jsonl, versions_of
 
-from service.cli import main
+from service.cli.main import main
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -104,7 +104,7 @@ def test_a_missing_file_is_a_failed_report(
 
 def test_the_command_line_exit_status(files: dict[str, str]) -> None:
     def status(*names: str) -> int:
-        command = [sys.executable, "-m", "service.cli", "audit", *names]
+        command = [sys.executable, "-m", "service.cli.main", "audit", *names]
         env = {"PYTHONPATH": str(ROOT), "COLUMNS": "120", "PATH": ""}
         return subprocess.run(command, capture_output=True, env=env, check=False).returncode
 

@@ -7,9 +7,8 @@ import uuid
 import pytest
 
 from domain.decider import GAME_CREATED, Event
-from service import db
-from service.app import create_app
-from service.store import EventStore
+from service.http.app import create_app
+from service.store.events import EventStore, db
 
 
 def test_embedded_server_is_the_default_and_keeps_games(

@@ -25,9 +25,9 @@ from cryptography.exceptions import InvalidTag
 from psycopg_pool import ConnectionPool
 
 from domain.sushigo.cards import KINDS
-from service.app import create_app
-from service.idempotency import Keyed, parse_key, scope_of, storable
-from service.problems import Problem
+from service.http.app import create_app
+from service.http.idempotency import Keyed, parse_key, scope_of, storable
+from service.http.problems import Problem
 
 pytest_plugins = ["api_fixtures"]
 
@@ -342,7 +342,7 @@ def test_every_post_in_the_spec_takes_the_key() -> None:
     for path, item in spec_dict()["paths"].items():
         if "post" in item:
             assert ref in item["post"].get("parameters", []), (
-                f"POST {path}: add {ref} to its parameters (see service/idempotency.py)"
+                f"POST {path}: add {ref} to its parameters (see service/http/idempotency.py)"
             )
 
 

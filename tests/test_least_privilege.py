@@ -14,8 +14,8 @@ import pytest
 from api_client import ApiClient, Table, expect_status, play_to_end, serve
 from psycopg import errors
 
-from service import db
-from service.app import create_app
+from service.http.app import create_app
+from service.store import db
 
 # Each table the app uses, with one of its columns.
 APP_TABLES = {

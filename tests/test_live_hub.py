@@ -1,4 +1,4 @@
-"""The notification hub (service/live.py) when its LISTEN connection is lost: waiters must not
+"""The notification hub (service/live/hub.py) when its LISTEN connection is lost: waiters must not
 stay blocked on notifications that cannot come (a long poll would hold its thread for its whole
 wait, and during a database outage answer late instead of with a quick 503)."""
 
@@ -10,7 +10,7 @@ import uuid
 
 import psycopg
 
-from service.live import Hub
+from service.live.hub import Hub
 
 
 def test_a_lost_connection_wakes_every_waiter_and_the_hub_listens_again(

@@ -8,14 +8,14 @@ import uuid
 
 import psycopg
 
-from service.db import ROOT, drop_database, ensure_database
+from service.store.db import ROOT, drop_database, ensure_database
 
 
 def test_concurrent_migrations_apply_once(database_url: str) -> None:
     name = f"cardroom_migrate_{uuid.uuid4().hex[:8]}"
     url = ensure_database(database_url, name)  # any database of the server can create another
     # Processes, not threads: alembic keeps its migration context in module globals.
-    code = "import sys; from service.db import migrate; migrate(sys.argv[1])"
+    code = "import sys; from service.store.db import migrate; migrate(sys.argv[1])"
     try:
         runs = [
             subprocess.Popen([sys.executable, "-c", code, url], cwd=ROOT, stderr=subprocess.PIPE)
@@ -48,7 +48,7 @@ def test_events_recorded_before_the_hash_chain_get_their_hashes(database_url: st
     from alembic import command
 
     from domain.chain import first_break
-    from service.db import alembic_config
+    from service.store.db import alembic_config
 
     name = f"cardroom_migrate_{uuid.uuid4().hex[:8]}"
     url = ensure_database(database_url, name)

@@ -13,7 +13,7 @@ import schemathesis
 from psycopg_pool import ConnectionPool
 
 from bench import fuzz
-from service.app import create_app
+from service.http.app import create_app
 
 MAX_EXAMPLES = 25  # per operation; the stateful run below adds a few hundred steps
 

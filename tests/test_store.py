@@ -14,8 +14,8 @@ import pytest
 
 from domain.chain import first_break
 from domain.decider import GAME_CREATED, GAME_ENDED, GAME_STARTED, SEAT_TAKEN, Event
-from service.db import make_pool
-from service.store import (
+from service.store.db import make_pool
+from service.store.events import (
     EventStore,
     GameCursor,
     GameExists,

@@ -41,8 +41,8 @@ from psycopg_pool import ConnectionPool
 from test_api_no_leaks import HIDDEN_PICK_KEYS, Truth, check_no_secret_hands, check_no_seed
 
 from domain.sushigo.game import CARD_PICKED, ROUND_DEALT
-from service.app import create_app
-from service.store import EventStore
+from service.http.app import create_app
+from service.store.events import EventStore
 
 pytest_plugins = ["api_fixtures"]
 
@@ -429,7 +429,7 @@ def _free_port() -> int:
 def cardroom_server(database_url: str) -> Iterator[str]:
     """``cardroom serve`` in its own process (one gunicorn worker) on the test database."""
     port = _free_port()
-    command = [sys.executable, "-m", "service.cli", "serve", "--port", str(port)]
+    command = [sys.executable, "-m", "service.cli.main", "serve", "--port", str(port)]
     command += ["--workers", "1", "--threads", "8", "--no-access-log"]
     env = {**os.environ, "DATABASE_URL": database_url}
     server = subprocess.Popen(

@@ -15,8 +15,8 @@ from psycopg_pool import ConnectionPool
 from test_web_sushigo import create_game, version
 from web_support import screenshot
 
-from service.app import create_app
-from service.web_page import ASSETS
+from service.http.app import create_app
+from service.http.web_page import ASSETS
 
 pytest_plugins = ["api_fixtures", "web_fixtures"]
 
@@ -43,9 +43,9 @@ def test_the_page_and_its_assets_are_served_locally_under_a_strict_policy(
 
 
 def test_every_module_the_page_imports_exists() -> None:
-    for path in (ASSETS / "js").glob("*.js"):
-        for target in re.findall(r'from "\./([\w.]+)"', path.read_text()):
-            assert (ASSETS / "js" / target).is_file(), f"{path.name} imports {target}"
+    for path in (ASSETS / "js").rglob("*.js"):
+        for target in re.findall(r'from "(\.{1,2}/[\w./]+)"', path.read_text()):
+            assert (path.parent / target).resolve().is_file(), f"{path.name} imports {target}"
     assert Path(ASSETS / "index.html").read_text().count('type="module"') == 1
 
 

@@ -1,7 +1,7 @@
 """Least privilege: the role the service runs as, ``cardroom_app``, may only read and append.
 
 Migrations run as the database owner; ``cardroom serve`` then connects its workers as this role
-(see service/db.py, ``app_url``). It gets SELECT and INSERT on the tables the app reads and
+(see service/store/db.py, ``app_url``). It gets SELECT and INSERT on the tables the app reads and
 writes, USAGE on the events' identity sequence, and nothing else: no UPDATE, DELETE or TRUNCATE
 (the append-only triggers stay as a second line), no DDL, no other table.
 

@@ -1,5 +1,5 @@
 """``GET /games/{id}/stream``: a game's events as Server-Sent Events, live, whichever server
-process appended them (the notification hub, service/live.py, wakes the stream; the store says
+process appended them (the notification hub, service/live/hub.py, wakes the stream; the store says
 what to send).
 
 Each event is sent once, redacted for the caller exactly as ``GET /games/{id}/events`` redacts
@@ -22,12 +22,12 @@ from flask import Blueprint, Response, current_app, request
 from marshmallow import ValidationError, fields, validate
 
 from domain.decider import Viewer
-from service import auth
-from service.api import game_id_of, games, hub, load
-from service.live import Hub
+from service.http import auth
+from service.http.api import game_id_of, games, hub, load
+from service.http.schemas import EventRecord, StreamQuery
+from service.live.hub import Hub
 from service.play import GameService
-from service.schemas import EventRecord, StreamQuery
-from service.store import StoreUnavailable
+from service.store.events import StoreUnavailable
 
 log = logging.getLogger(__name__)
 

@@ -11,7 +11,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
 
 from domain.audit import audit_export, failed_report
-from service.exports import read_export
+from service.store.exports import read_export
 
 PASS, FAIL, UNCHECKED = "[green]✓[/]", "[red]✗[/]", "[dim]–[/]"
 CHECK_NAMES = {

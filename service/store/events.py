@@ -23,8 +23,8 @@ from psycopg_pool import ConnectionPool
 
 from domain.chain import GENESIS, event_hash
 from domain.decider import GAME_ENDED, GAME_STARTED, Event
-from service import db
-from service.recent import Recent
+from service.store import db
+from service.store.recent import Recent
 
 STATUSES = ("waiting", "playing", "over")
 # Orders of ``list_games``: by (created_at, id) ascending or descending.

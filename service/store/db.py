@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 MIGRATIONS = ROOT / "migrations"
 DEFAULT_DATA_DIR = Path("data") / "postgres"
 EMBEDDED_DATABASE = "cardroom"

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from flask import Blueprint, Response, send_from_directory
 
-ASSETS = Path(__file__).resolve().parent / "web"
+ASSETS = Path(__file__).resolve().parent.parent / "web"
 
 web = Blueprint("web", __name__)
 

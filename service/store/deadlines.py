@@ -15,7 +15,7 @@ import psycopg
 from psycopg_pool import ConnectionPool
 
 from domain.decider import GAME_ENDED
-from service.store import StoreUnavailable
+from service.store.events import StoreUnavailable
 
 # The first key of the sweepers' advisory locks (the second is derived from the game id), so
 # that they never collide with another use of advisory locks: "clk" in ASCII.

@@ -10,7 +10,7 @@ import signal
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from service import db
+from service.store import db
 
 # Why so many: an event stream holds a thread for up to a minute and a long poll for up to 30 s,
 # mostly asleep; the database pool, not the thread count, bounds the real work.
@@ -109,8 +109,8 @@ def _run_gunicorn(options: dict[str, Any]) -> None:
                 self.cfg.set("control_socket_disable", True)
 
         def load(self) -> Callable[..., Any]:
-            # Imported lazily, in each worker: the app factory lives in service/app.py.
-            from service.app import create_app
+            # Imported lazily, in each worker: the app factory lives in service/http/app.py.
+            from service.http.app import create_app
 
             return create_app()
 
@@ -130,11 +130,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     elif args.command == "serve":
         serve(args.host, args.port, args.workers, args.threads, not args.no_access_log)
     elif args.command == "audit":
-        from service.terminal import audit_command
+        from service.cli.terminal import audit_command
 
         return audit_command(args.files, args.json)
     elif args.command == "replay":
-        from service.replay_view import replay_command
+        from service.games.sushigo.replay_view import replay_command
 
         return replay_command(args.source)
     return 0

@@ -2,7 +2,7 @@
 // Rulings Q1–Q13 are shared/rules/sequence.md; the shapes are Sequence* in openapi.yaml.
 // The page is a client of the public API: which cells a card can go on comes from `you.plays`
 // (the service's own answer, Q6/Q10/Q11), never from rules re-implemented here.
-import { h, plural } from "./ui.js";
+import { h, plural } from "../ui.js";
 
 export const title = "Sequence";
 

@@ -10,14 +10,16 @@ from typing import Any
 from flask import Flask
 from psycopg_pool import ConnectionPool
 
-from service import abuse, clock, db, idempotency, live, problems
-from service.api import api
+from service.http import abuse, idempotency, problems
+from service.http.api import api
+from service.http.stream import stream_api
+from service.http.web_page import web
+from service.live import clock
+from service.live import hub as live
 from service.play import GameService
-from service.store import EventStore
-from service.stream import stream_api
-from service.web_page import web
+from service.store.events import EventStore, db
 
-OPENAPI_PATH = Path(__file__).resolve().parent.parent / "openapi.yaml"
+OPENAPI_PATH = Path(__file__).resolve().parents[2] / "openapi.yaml"
 MAX_BODY_BYTES = 16 * 1024  # a move is a few hundred bytes; anything near this is not one
 
 
@@ -28,8 +30,8 @@ def create_app(
     config: dict[str, Any] | None = None,
 ) -> Flask:
     """The app, on ``pool`` if given, else on a new pool to ``database_url`` (default: the
-    resolved database, see service.db). The schema must already be migrated."""
-    app = Flask(__name__, static_folder=None)  # the page's files: service/web_page.py
+    resolved database, see service.store.db). The schema must already be migrated."""
+    app = Flask(__name__, static_folder=None)  # the page's files: service/http/web_page.py
     app.config.update(
         MAX_CONTENT_LENGTH=MAX_BODY_BYTES,
         OPENAPI_PATH=str(OPENAPI_PATH),
@@ -47,7 +49,7 @@ def create_app(
     sweeper = app.extensions["cardroom_clock"] = clock.Sweeper(
         games, app.config["CARDROOM_CLOCK_INTERVAL"] or clock.DEFAULT_INTERVAL
     )
-    if app.config["CARDROOM_CLOCK_INTERVAL"] > 0:  # every process sweeps: see service/clock.py
+    if app.config["CARDROOM_CLOCK_INTERVAL"] > 0:  # every process sweeps: see service/live/clock.py
         sweeper.start()
         atexit.register(sweeper.stop)
     # First of the hooks: its after_request runs last, so it stores responses as sent.

@@ -27,9 +27,9 @@ from collections.abc import Collection
 from datetime import datetime, timedelta
 from uuid import UUID
 
+from service.http.problems import Problem
 from service.play import GameService
-from service.problems import Problem
-from service.store import StoreUnavailable
+from service.store.events import StoreUnavailable
 
 log = logging.getLogger(__name__)
 

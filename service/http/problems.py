@@ -17,7 +17,7 @@ from marshmallow import Schema, ValidationError, fields
 from werkzeug.exceptions import HTTPException
 
 from domain.decider import DomainError
-from service.store import StoreUnavailable
+from service.store.events import StoreUnavailable
 
 log = logging.getLogger(__name__)
 

@@ -9,10 +9,9 @@ from flask import Blueprint, Response, current_app, json, request, send_file, ur
 
 from domain.audit import audit
 from domain.decider import GAME_ENDED, Viewer
-from service import auth, live
-from service.play import GameService, Loaded, adapter_for
-from service.problems import Problem
-from service.schemas import (
+from service.http import auth
+from service.http.problems import Problem
+from service.http.schemas import (
     LONG_POLL_MAX_SECONDS,
     AuditReport,
     CreateGameRequest,
@@ -27,7 +26,9 @@ from service.schemas import (
     SeatGranted,
     StateQuery,
 )
-from service.store import GameCursor, GameNotFound, StoredEvent
+from service.live import hub as live
+from service.play import GameService, Loaded, adapter_for
+from service.store.events import GameCursor, GameNotFound, StoredEvent
 
 api = Blueprint("api", __name__)
 

@@ -14,13 +14,13 @@ from marshmallow import Schema
 from domain.decider import Game
 from domain.sequence import SEQUENCE
 from domain.sushigo import SUSHI_GO
-from service.sequence_schemas import (
+from service.games.sequence.schemas import (
     SequenceMove,
     SequenceRules,
     SequenceScoreSheet,
     SequenceView,
 )
-from service.sushigo_schemas import SushiGoMove, SushiGoRules, SushiGoScoreSheet, SushiGoView
+from service.games.sushigo.schemas import SushiGoMove, SushiGoRules, SushiGoScoreSheet, SushiGoView
 
 
 @dataclass(frozen=True)

@@ -37,9 +37,8 @@ from flask import Flask, Response, g, request
 from psycopg.types.json import Jsonb
 from psycopg_pool import ConnectionPool
 
-from service import db
-from service.problems import Problem
-from service.store import StoreUnavailable
+from service.http.problems import Problem
+from service.store.events import StoreUnavailable, db
 
 log = logging.getLogger(__name__)
 

@@ -1,5 +1,5 @@
 """``cardroom replay``: a game from its export, turn by turn, with its score sheet (Sushi Go!
-here; Sequence in service/sequence_replay_view.py)."""
+here; Sequence in service/games/sequence/replay_view.py)."""
 
 from __future__ import annotations
 
@@ -17,9 +17,9 @@ from domain.games import GAMES
 from domain.sushigo import SUSHI_GO
 from domain.sushigo.cards import display_names
 from domain.sushigo.scoring import CATEGORIES
-from service.exports import read_export
-from service.sequence_replay_view import show_sequence
-from service.terminal import verdict
+from service.cli.terminal import verdict
+from service.games.sequence.replay_view import show_sequence
+from service.store.exports import read_export
 
 LEGEND = (
     "(chopsticks): two cards in one pick (S6); (auto): a last card the service picked (S5); "

@@ -13,8 +13,8 @@ from uuid import UUID
 
 from flask import request
 
+from service.http.problems import Problem
 from service.play import GameService
-from service.problems import Problem
 
 TOKEN_BYTES = 32
 

@@ -1,5 +1,5 @@
 // Sushi Go!: the play view, the table (tableaux, dummy), and the score sheet.
-import { h, plural } from "./ui.js";
+import { h, plural } from "../ui.js";
 
 const CARD_NAMES = {
   tempura: "Tempura",

@@ -9,7 +9,7 @@ from marshmallow import Schema, ValidationError, fields, post_load, validate, va
 from domain.sushigo import Pick
 from domain.sushigo.cards import KINDS
 from domain.sushigo.rules import EDITIONS, PASS_DIRECTIONS
-from service.schemas import Strict, StrictBoolean
+from service.http.schemas import Strict, StrictBoolean
 
 CARD = fields.String(
     validate=validate.OneOf(KINDS, error="unknown card {input!r}; cards are {choices}")

@@ -8,7 +8,7 @@ from marshmallow import Schema, ValidationError, fields, post_load, validate, va
 
 from domain.sequence import Discard, Pass, Play
 from domain.sequence.cards import ONE_DECK
-from service.schemas import Strict, StrictBoolean
+from service.http.schemas import Strict, StrictBoolean
 
 CARD = fields.String(
     validate=validate.OneOf(ONE_DECK, error="unknown card {input!r}; cards are {choices}")

@@ -1,0 +1,1 @@
+"""Sequence in the service: its schemas and its terminal replay view."""

@@ -1,0 +1,1 @@
+"""Sushi Go! in the service: its schemas and its terminal replay view."""
