@@ -117,12 +117,12 @@ def play_game(client: Client) -> tuple[list[float], int, int]:
                     return latencies, requests_made, errors
                 you = view["you"]
                 hands[seat] = [] if you["pick"] else you["hand"]
+                turn = {"round": view["round"], "turn": view["turn"]}
             if not hands[seat]:
                 continue  # picked already this turn
             started = time.perf_counter()
-            status, _, view = client.call(
-                "POST", f"{game}/moves", {"cards": [hands[seat][0]]}, tokens[seat]
-            )
+            pick = {**turn, "cards": [hands[seat][0]]}  # the turn of the hand it is from
+            status, _, view = client.call("POST", f"{game}/moves", pick, tokens[seat])
             latencies.append(time.perf_counter() - started)
             requests_made += 1
             if status != 200:
@@ -134,6 +134,7 @@ def play_game(client: Client) -> tuple[list[float], int, int]:
             if view["you"]["pick"] is None:  # this pick completed the turn: hands moved on
                 hands = [None] * PLAYERS
                 hands[seat] = view["you"]["hand"]
+                turn = {"round": view["round"], "turn": view["turn"]}
             else:
                 hands[seat] = []
 

@@ -12,7 +12,9 @@ started again, and the service's answers meanwhile are measured.
 
 Afterwards, per game: it is over; every acknowledged pick (a 2xx) is in the log exactly once as a
 ``card_picked`` of its (round, turn, seat) with its cards; each (round, turn, seat) has exactly one
-``card_picked``; each ``turn_revealed`` follows exactly one pick per seat; the audit passes. No
+``card_picked``; each ``turn_revealed`` follows exactly one pick per seat; every recorded pick
+of a person (not the service's own, S5) is one a client sent for that very turn ("picks recorded
+that no client chose", which must be 0); the audit passes. No
 request may get a 5xx other than the outage's 503s. Every loop is bounded in count and time, and
 all traffic is to 127.0.0.1 (and the database's Unix socket).
 
@@ -82,6 +84,8 @@ class Stats:
     acked: dict[tuple[str, int, int, int], tuple[tuple[str, ...], float]] = field(
         default_factory=dict
     )  # (game, round, turn, seat) -> (cards, when)
+    # Every pick a client sent, answered or not: (game, round, turn, seat) -> the cards chosen.
+    chosen: dict[tuple[str, int, int, int], set[tuple[str, ...]]] = field(default_factory=dict)
     replayed: int = 0
 
     def add(self, **counts: int) -> None:
@@ -112,6 +116,7 @@ class Result:
     complete: int
     picks_found: int
     acked_found: int
+    unchosen: int  # card_picked events of a person's seat that no client sent for that turn
     audits_passed: int
     problems: list[str]
     fault: Fault | None
@@ -132,6 +137,7 @@ class Result:
             f"games complete {self.complete}/{len(self.games)}; picks acknowledged {len(s.acked)},"
             f" found in the log exactly once {self.acked_found}; card_picked events"
             f" {self.picks_found}; audits passed {self.audits_passed}/{len(self.games)}",
+            f"picks recorded that no client chose: {self.unchosen}",
         ]
         f = self.fault
         if f is not None and f.kind == "crash":
@@ -427,10 +433,12 @@ def play_seat(run: Run, game: str, index: int) -> None:
                 continue
             card = rng.choice(you["hand"])
             time.sleep(rng.uniform(0, run.options.max_delay))
-            status, _, moved = client.post(f"{game}/moves", {"cards": [card]}, token)
+            turn = {"round": view["round"], "turn": view["turn"]}
+            run.choose(game, view["round"], view["turn"], seat, (card,))
+            status, _, moved = client.post(f"{game}/moves", {**turn, "cards": [card]}, token)
             if 200 <= status < 300:
                 run.acknowledge(game, view["round"], view["turn"], seat, (card,))
-            elif status not in (409, 422):  # 409/422: a lost attempt had landed; read again
+            elif status not in (409, 422):  # 409: picked already, or the turn moved on
                 run.problem(f"POST {game}/moves: {status} {moved}")
                 return
     except Unreachable as exc:
@@ -464,6 +472,11 @@ class Run:
     def problem(self, text: str) -> None:
         with self.stats.lock:
             self.problems.append(text)
+
+    def choose(self, game: str, round_: int, turn: int, seat: int, cards: tuple[str, ...]) -> None:
+        """A client is about to send this pick for this turn (whatever becomes of it)."""
+        with self.stats.lock:
+            self.stats.chosen.setdefault((game, round_, turn, seat), set()).add(cards)
 
     def acknowledge(
         self, game: str, round_: int, turn: int, seat: int, cards: tuple[str, ...]
@@ -517,8 +530,9 @@ def create_games(run: Run, count: int) -> list[str]:
     return games
 
 
-def check_game(run: Run, client: Client, game: str) -> tuple[bool, int, int, bool]:
-    """(over, card_picked events, acknowledged picks found exactly once, audit ok)."""
+def check_game(run: Run, client: Client, game: str) -> tuple[bool, int, int, int, bool]:
+    """(over, card_picked events, acknowledged picks found exactly once, picks recorded that no
+    client chose for their turn, audit ok)."""
     status, _, view = client.call("GET", game)
     over = status == 200 and view["status"] == "over"
     if not over:
@@ -537,6 +551,9 @@ def check_game(run: Run, client: Client, game: str) -> tuple[bool, int, int, boo
     picks: Counter[tuple[int, int, int]] = Counter()
     cards: dict[tuple[int, int, int], tuple[str, ...]] = {}
     pending: list[int] = []  # seats that picked since the last reveal
+    unchosen = 0
+    with run.stats.lock:
+        chosen = {k[1:]: set(v) for k, v in run.stats.chosen.items() if k[0] == game}
     for event in events:
         data = event["data"]
         if event["type"] == "card_picked":
@@ -544,6 +561,10 @@ def check_game(run: Run, client: Client, game: str) -> tuple[bool, int, int, boo
             picks[key] += 1
             cards[key] = tuple(data.get("cards") or ())
             pending.append(data["seat"])
+            # A person's pick (not the service's own, S5) must be one a client sent for this turn.
+            if not data.get("auto") and cards[key] not in chosen.get(key, set()):
+                unchosen += 1
+                run.problem(f"{game} {key}: recorded pick {cards[key]} was never sent for it")
         elif event["type"] == "turn_revealed":
             if sorted(pending) != list(range(PLAYERS)):
                 run.problem(
@@ -568,7 +589,7 @@ def check_game(run: Run, client: Client, game: str) -> tuple[bool, int, int, boo
     audited = status == 200 and report.get("ok") is True
     if not audited:
         run.problem(f"{game}: audit {status} {json.dumps(report)[:300]}")
-    return over, sum(picks.values()), found, audited
+    return over, sum(picks.values()), found, unchosen, audited
 
 
 # --- faults --------------------------------------------------------------------------------------
@@ -701,12 +722,13 @@ def run_load(
             )
         run.options = replace(options, deadline=time.monotonic() - run.started + 120)  # checks
         checker = Client(run, random.Random(0))
-        complete = found = picks = audits = 0
+        complete = found = picks = unchosen = audits = 0
         for game in games:
-            over, n, f, audited = check_game(run, checker, game)
+            over, n, f, u, audited = check_game(run, checker, game)
             complete += over
             picks += n
             found += f
+            unchosen += u
             audits += audited
         checker.close()
     finally:
@@ -720,7 +742,17 @@ def run_load(
         if f.down_latencies and max(f.down_latencies) > 3.0:
             run.problem(f"an answer while the database was down took {max(f.down_latencies):.2f} s")
     return Result(
-        options, duration, games, run.stats, complete, picks, found, audits, run.problems, run.fault
+        options,
+        duration,
+        games,
+        run.stats,
+        complete,
+        picks,
+        found,
+        unchosen,
+        audits,
+        run.problems,
+        run.fault,
     )
 
 

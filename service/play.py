@@ -23,15 +23,15 @@ from domain.decider import (
     SPECTATOR,
     BotSeat,
     CreateGame,
+    DomainError,
     MakeMove,
     TakeSeat,
     Viewer,
     commitment,
-    conflict,
 )
 from service import autoplay
 from service.games.registry import ADAPTERS, GameAdapter
-from service.http.problems import Problem
+from service.http.problems import Problem, from_domain
 from service.store.deadlines import Deadlines
 from service.store.events import EventStore, VersionConflict
 from service.store.recent import Recent
@@ -193,7 +193,7 @@ class GameService:
         for _ in range(MAX_ATTEMPTS):
             loaded = self.load(game_id)
             game, seed = loaded.adapter.game, self.seed(game_id)
-            outcome = autoplay.run(loaded.adapter, loaded.state, seed, [TakeSeat(name, seed)])
+            outcome = self._decide(loaded, seed, TakeSeat(name, seed))
             seat = outcome.events[0].data["seat"]
             try:
                 self.store.append(
@@ -207,39 +207,38 @@ class GameService:
                 continue
             self._remember(game_id, game.name, outcome.state)
             return seat, Loaded(game_id, loaded.adapter, outcome.state)
-        raise _too_busy()
+        raise _too_busy(loaded)
 
-    def move(self, game_id: UUID, seat: int, move: Any, loaded: Loaded | None = None) -> Loaded:
-        """Decide and append ``seat``'s move; ``loaded`` is the game as just read, if at hand."""
-        first_turn: Any = None
+    def move(
+        self, game_id: UUID, seat: int, move: Any, turn: Any, loaded: Loaded | None = None
+    ) -> Loaded:
+        """Decide and append ``seat``'s move for ``turn`` (as the move schema loads it);
+        ``loaded`` is the game as just read, if at hand. A move counts only for the turn it
+        names: were it decided for a later one, it would be a pick from a hand its player never
+        saw (a second device, a resend, a race with the turn clock)."""
         for attempt in range(MAX_ATTEMPTS):
             if loaded is None or attempt > 0:
                 loaded = self.load(game_id)
-            game = loaded.adapter.game
-            turn = loaded.adapter.turn(loaded.state)
-            if attempt == 0:
-                first_turn = turn
-            elif turn != first_turn:
-                # The turn this move was decided for ended while it retried: every seat, this
-                # one included, has picked in it meanwhile (another request of this seat won the
-                # race). Re-deciding it would make it a move of the next turn, which the client
-                # never sent (S4: a pick is final).
-                raise conflict(
-                    "already_picked",
-                    f"seat {seat} has already picked in the turn this move was sent for;"
-                    " a pick is final (S4)",
-                )
+            _check_turn(loaded, turn)
             seed = self.seed(game_id)
-            outcome = autoplay.run(loaded.adapter, loaded.state, seed, [MakeMove(seat, move, seed)])
+            outcome = self._decide(loaded, seed, MakeMove(seat, move, seed))
             try:
                 self.store.append(
                     game_id, loaded.version, outcome.events, deadline=outcome.deadline
                 )
             except VersionConflict:
-                continue
-            self._remember(game_id, game.name, outcome.state)
+                continue  # decided again on the new state: the turn check first
+            self._remember(game_id, loaded.adapter.game.name, outcome.state)
             return Loaded(game_id, loaded.adapter, outcome.state)
-        raise _too_busy()
+        raise _too_busy(loaded)
+
+    @staticmethod
+    def _decide(loaded: Loaded, seed: bytes, command: Any) -> autoplay.Outcome:
+        """The command's events and the bots' after them; a refusal says where the game is."""
+        try:
+            return autoplay.run(loaded.adapter, loaded.state, seed, [command])
+        except DomainError as error:
+            raise from_domain(error, **loaded.adapter.position(loaded.state)) from None
 
     def time_out(self, game_id: UUID, version: int) -> int:
         """Make the moves the turn whose deadline row is at ``version`` still waits for (the
@@ -269,10 +268,38 @@ class GameService:
         raise _too_busy()
 
 
-def _too_busy() -> Problem:
+def _check_turn(loaded: Loaded, turn: Any) -> None:
+    """409 ``stale_move`` unless the game waits for moves in ``turn``. (A game that waits for
+    nobody, not started or over, is left to the rules: they say which.)"""
+    adapter, state = loaded.adapter, loaded.state
+    current = adapter.turn(state)
+    if turn == current or not autoplay.awaiting(adapter.game, state):
+        return
+    where = adapter.position(state)
+    named = _turn_words(adapter, turn)
+    raise Problem(
+        409,
+        "stale_move",
+        f"this move was sent for {named}, but the game is at {_turn_words(adapter, current)}"
+        f" (version {where['version']}): that turn is over, and nothing was recorded; read the"
+        " game again and send a move for the current turn",
+        **where,
+    )
+
+
+def _turn_words(adapter: GameAdapter, turn: Any) -> str:
+    values = turn if isinstance(turn, tuple) else (turn,)
+    return ", ".join(
+        f"{name} {value}" for name, value in zip(adapter.turn_fields, values, strict=True)
+    )
+
+
+def _too_busy(loaded: Loaded | None = None) -> Problem:
+    where = {} if loaded is None else loaded.adapter.position(loaded.state)
     return Problem(
         409,
         "too_many_conflicts",
         "the game changed under this request too many times in a row; send it again",
         headers={"Retry-After": "1"},
+        **where,
     )

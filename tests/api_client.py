@@ -239,8 +239,21 @@ class ApiClient:
     def get(self, path: str, **kwargs: Any) -> requests.Response:
         return self.request("GET", path, **kwargs)
 
-    def post(self, path: str, json: Any = _UNSET, **kwargs: Any) -> requests.Response:
+    def post(
+        self, path: str, json: Any = _UNSET, *, name_turn: bool = True, **kwargs: Any
+    ) -> requests.Response:
+        """POST ``json``; a move that names no turn is sent for the game's current one (read
+        just before), unless ``name_turn`` is False (tests of the turn check itself)."""
+        if name_turn and path.endswith("/moves") and isinstance(json, dict):
+            json = self.with_turn(path.removesuffix("/moves"), json)
         return self.request("POST", path, json=json, **kwargs)
+
+    def with_turn(self, game_path: str, body: dict[str, Any]) -> dict:
+        """``body`` with the turn fields it lacks, from the game's public view now."""
+        response = self.get(game_path, token=None, request_valid=None)
+        if response.status_code != 200:
+            return body  # no game to name a turn of: the test is about that
+        return {**current_turn(response.json()), **body}
 
     # --- the API's operations, expecting success --------------------------------------------
 
@@ -329,6 +342,13 @@ def expect_problem(response: requests.Response, status: int, code: str) -> dict[
 # --- random legal play ------------------------------------------------------------------------
 
 
+def current_turn(view: dict[str, Any]) -> dict[str, int]:
+    """The turn fields a move for ``view``'s turn names: Sushi Go!'s round and turn, Sequence's
+    turn."""
+    fields = ("round", "turn") if view["game"] == "sushi-go" else ("turn",)
+    return {name: view[name] for name in fields}
+
+
 def random_move(view: dict[str, Any], rng: random.Random) -> dict[str, Any]:
     """A legal pick for the viewing seat, from its view alone: one card, sometimes two with
     chopsticks (S6), the dummy's card when it controls the dummy (S17), sometimes use_wasabi in
@@ -340,7 +360,7 @@ def random_move(view: dict[str, Any], rng: random.Random) -> dict[str, Any]:
     if you["chopsticks_available"] and len(hand) >= 2 + controls and rng.random() < 0.5:
         n = 2
     chosen = rng.sample(hand, n + controls)
-    body: dict[str, Any] = {"cards": chosen[:n]}
+    body: dict[str, Any] = {**current_turn(view), "cards": chosen[:n]}
     if controls:
         body["dummy_card"] = chosen[n]
     zoch = view["rules"]["edition"] == "zoch"

@@ -33,11 +33,12 @@ from api_client import (
 )
 from psycopg_pool import ConnectionPool
 
-from domain.decider import DomainError, Event, fold
+from domain.decider import Event, fold
 from domain.sushigo import SUSHI_GO
 from domain.sushigo.cards import KINDS
 from domain.sushigo.shuffle import shuffled
 from service.http.app import create_app
+from service.http.problems import Problem
 from service.play import GameService
 from service.store.events import EventStore
 
@@ -536,7 +537,7 @@ def test_403_not_your_seat(module_api: ApiClient, started: Table) -> None:
         ("GET", "/events", None),
         ("GET", "/scores", None),
         ("POST", "/players", {"name": "Ada"}),
-        ("POST", "/moves", {"cards": ["tempura"]}),
+        ("POST", "/moves", {"round": 1, "turn": 1, "cards": ["tempura"]}),
     ],
 )
 def test_404_unknown_game(
@@ -868,6 +869,10 @@ def test_one_seat_sending_two_picks_at_once_gets_one(api: ApiClient) -> None:
     table.close()
 
 
+def view_version(table: Table) -> int:
+    return int(table.api.game(table.game_id)["version"])
+
+
 class _StaleOnce(GameService):
     """A service whose first load returns an old state: as if its request lost an append race."""
 
@@ -902,9 +907,10 @@ def test_a_pick_that_loses_a_race_is_not_replayed_in_the_next_turn(
     racer = _StaleOnce(store, stale)
     from domain.sushigo import Pick
 
-    with pytest.raises(DomainError) as refused:
-        racer.move(gid, 0, Pick((common[0],)))  # B
-    assert refused.value.code == "already_picked" and refused.value.kind == "conflict"
+    with pytest.raises(Problem) as refused:
+        racer.move(gid, 0, Pick((common[0],)), (1, 1))  # B, sent for round 1, turn 1
+    assert refused.value.code == "stale_move" and refused.value.status == 409
+    assert refused.value.extra == {"version": view_version(table), "round": 1, "turn": 2}
     view = table.players[0].client.game(table.game_id)
     assert view["turn"] == 2 and view["you"]["pick"] is None
     table.close()

@@ -97,7 +97,7 @@ def test_a_generated_client_plays_a_whole_game(
             if status != "playing" or mine.you.pick is not None or not mine.you.hand:
                 continue
             card = mine.you.hand[0]
-            move = models.SushiGoMove(cards=[card])
+            move = models.SushiGoMove(round_=mine.round_, turn=mine.turn, cards=[card])
             assert isinstance(make_move.sync(view.id, client=seat, body=move), models.SushiGoView)
         return status
 

@@ -76,10 +76,16 @@ def test_a_sequence_game_against_a_bot_on_the_board(contexts: Any, live_server: 
             assert highlighted(page) == plays[card]
             cell = rng.choice(plays[card])
             target = page.locator(f"#board button[data-row='{cell[0]}'][data-col='{cell[1]}']")
+            shown = int(page.inner_text("#phase").split()[1])  # "Turn N · your turn (…)"
             with page.expect_response(lambda r: r.url.endswith("/moves")) as answer:
                 target.click()
             assert answer.value.status == 200, answer.value.text()
-            assert answer.value.request.post_data_json == {"card": card, "cell": cell}
+            # The move names the turn the page showed when it was chosen.
+            assert answer.value.request.post_data_json == {
+                "turn": shown,
+                "card": card,
+                "cell": cell,
+            }
             if moves == 3:
                 screenshot(page, "sequence-2-playing")
         moves += 1

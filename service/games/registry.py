@@ -32,9 +32,18 @@ class GameAdapter:
     move: Schema  # the body of POST /games/{id}/moves; loads {"seat", "move"}
     view: Schema  # GET /games/{id}
     score_sheet: Schema  # GET /games/{id}/scores
-    # Which turn a state is at. A move is meant for the turn it was decided against: if the turn
-    # ends while the request retries a lost append race, the move is not re-decided for the next.
+    # Which turn a state is at, as a move names it (the move schema loads the same value as
+    # ``turn``): a move counts only for the turn it names (409 stale_move otherwise).
     turn: Callable[[Any], Hashable] = lambda state: None
+    # The view's fields that name the turn: what a move must send back, and what every refusal
+    # about the game reports next to its version.
+    turn_fields: tuple[str, ...] = ()
+
+    def position(self, state: Any) -> dict[str, int]:
+        """Where the game is: its version and turn, as members of a problem or a body."""
+        turn = self.turn(state)
+        values = turn if isinstance(turn, tuple) else (turn,)
+        return {"version": state.version, **dict(zip(self.turn_fields, values, strict=True))}
 
 
 def _sushigo_turn(state: Any) -> tuple[int, int]:
@@ -47,7 +56,13 @@ def _sequence_turn(state: Any) -> int:
 
 ADAPTERS: dict[str, GameAdapter] = {
     SUSHI_GO.name: GameAdapter(
-        SUSHI_GO, SushiGoRules(), SushiGoMove(), SushiGoView(), SushiGoScoreSheet(), _sushigo_turn
+        SUSHI_GO,
+        SushiGoRules(),
+        SushiGoMove(),
+        SushiGoView(),
+        SushiGoScoreSheet(),
+        _sushigo_turn,
+        ("round", "turn"),
     ),
     SEQUENCE.name: GameAdapter(
         SEQUENCE,
@@ -56,5 +71,6 @@ ADAPTERS: dict[str, GameAdapter] = {
         SequenceView(),
         SequenceScoreSheet(),
         _sequence_turn,
+        ("turn",),
     ),
 }

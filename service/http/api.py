@@ -6,6 +6,7 @@ from typing import Any
 from uuid import UUID
 
 from flask import Blueprint, Response, current_app, json, request, send_file, url_for
+from marshmallow import ValidationError
 
 from domain.audit import audit
 from domain.decider import GAME_ENDED, Viewer
@@ -204,15 +205,38 @@ def make_move(game_id: str) -> Response:
     gid = game_id_of(game_id)
     loaded = load(gid)
     seat = auth.require_seat(games(), gid)
-    body = loaded.adapter.move.load(json_body())
+    body = move_body(loaded)
     if body["seat"] is not None and body["seat"] != seat:
         raise Problem(
             403,
             "not_your_seat",
             f"your token acts for seat {seat}, not seat {body['seat']}",
         )
-    moved = games().move(gid, seat, body["move"], loaded)
+    moved = games().move(gid, seat, body["move"], body["turn"], loaded)
     return json_response(view_body(moved, seat))
+
+
+def move_body(loaded: Loaded) -> dict[str, Any]:
+    """The move, with the turn it names; 400 ``missing_turn`` saying what to add if that is all
+    it lacks."""
+    adapter = loaded.adapter
+    try:
+        return adapter.move.load(json_body())
+    except ValidationError as error:
+        wrong = error.messages if isinstance(error.messages, dict) else {}
+        missing = [f for f in adapter.turn_fields if f in wrong]
+        if not missing or set(wrong) - set(missing):
+            raise
+    now = adapter.position(loaded.state)
+    add = ", ".join(f'"{f}": {now[f]}' for f in missing)
+    raise Problem(
+        400,
+        "missing_turn",
+        f"a move names the turn it answers: add {add} (the game view's"
+        f" {' and '.join(repr(f) for f in adapter.turn_fields)} when you chose it); a move for a"
+        " turn that is over is refused and changes nothing",
+        **now,
+    )
 
 
 @api.get("/games/<game_id>/events")

@@ -71,6 +71,10 @@ class ProblemSchema(Schema):
     code = fields.String(required=True)
     errors = fields.Dict(keys=fields.String(), values=fields.Raw())
     details = fields.Dict(keys=fields.String(), values=fields.Raw())
+    # Where the game is, on every refusal about one: a client resynchronises without a GET.
+    version = fields.Integer(metadata={"description": "the game's current version"})
+    round = fields.Integer(metadata={"description": "the game's current round (Sushi Go!)"})
+    turn = fields.Integer(metadata={"description": "the game's current turn"})
 
 
 _problem_schema = ProblemSchema()
@@ -113,10 +117,15 @@ def _from_validation(error: ValidationError) -> Response:
     )
 
 
-def _from_domain(error: DomainError) -> Response:
+def from_domain(error: DomainError, **where: Any) -> Problem:
+    """The problem for a refusal of the rules; ``where``: the game's version and turn."""
     status = DOMAIN_STATUS.get(error.kind, 422)
     extra = {"details": dict(error.details)} if error.details else {}
-    return problem_response(Problem(status, error.code, error.message, **extra))
+    return Problem(status, error.code, error.message, **extra, **where)
+
+
+def _from_domain(error: DomainError) -> Response:
+    return problem_response(from_domain(error))
 
 
 def _from_store(error: StoreUnavailable) -> Response:

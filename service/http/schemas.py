@@ -33,6 +33,23 @@ class Strict(Schema):
         unknown = RAISE
 
 
+def TURN_NUMBER(name: str) -> fields.Integer:  # noqa: N802 (a field factory, named as one)
+    """The ``round`` or ``turn`` a move answers, as the game's view shows it: a move counts only
+    for that turn (409 ``stale_move`` once the game has moved on)."""
+    return fields.Integer(
+        required=True,
+        strict=True,
+        validate=validate.Range(min=0),
+        metadata={
+            "description": f"the game view's `{name}` this move answers; a move sent for any"
+            " other turn is refused with 409 stale_move and changes nothing"
+        },
+        error_messages={
+            "required": f"name the turn this move answers: send the game view's '{name}'"
+        },
+    )
+
+
 class StrictBoolean(fields.Boolean):
     """JSON true or false only: not "true", 1 or "yes"."""
 

@@ -8,7 +8,7 @@ from marshmallow import Schema, ValidationError, fields, post_load, validate, va
 
 from domain.sequence import Discard, Pass, Play
 from domain.sequence.cards import ONE_DECK
-from service.http.schemas import Strict, StrictBoolean
+from service.http.schemas import TURN_NUMBER, Strict, StrictBoolean
 
 CARD = fields.String(
     validate=validate.OneOf(ONE_DECK, error="unknown card {input!r}; cards are {choices}")
@@ -28,6 +28,7 @@ class SequenceMove(Strict):
     ``{"pass": true}`` (Q8)."""
 
     seat = fields.Integer(strict=True, validate=validate.Range(min=0, max=11))
+    turn = TURN_NUMBER("turn")
     card = CARD
     cell = fields.List(COORDINATE, validate=validate.Length(equal=2))
     discard = fields.String(validate=CARD.validate)
@@ -52,7 +53,7 @@ class SequenceMove(Strict):
             move = Discard(data["discard"])
         else:
             move = Pass()
-        return {"seat": data.get("seat"), "move": move}
+        return {"seat": data.get("seat"), "move": move, "turn": data["turn"]}
 
 
 # --- the view -------------------------------------------------------------------------------------

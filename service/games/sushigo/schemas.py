@@ -9,7 +9,7 @@ from marshmallow import Schema, ValidationError, fields, post_load, validate, va
 from domain.sushigo import Pick
 from domain.sushigo.cards import KINDS
 from domain.sushigo.rules import EDITIONS, PASS_DIRECTIONS
-from service.http.schemas import Strict, StrictBoolean
+from service.http.schemas import TURN_NUMBER, Strict, StrictBoolean
 
 CARD = fields.String(
     validate=validate.OneOf(KINDS, error="unknown card {input!r}; cards are {choices}")
@@ -27,6 +27,8 @@ class SushiGoMove(Strict):
     the dummy (S17); ``use_wasabi`` per card in the zoch edition (S9)."""
 
     seat = fields.Integer(strict=True, validate=validate.Range(min=0, max=4))
+    round = TURN_NUMBER("round")
+    turn = TURN_NUMBER("turn")
     cards = fields.List(CARD, required=True, validate=validate.Length(min=1, max=2))
     dummy_card = fields.String(allow_none=True, validate=CARD.validate)
     use_wasabi = fields.List(
@@ -47,7 +49,7 @@ class SushiGoMove(Strict):
             data.get("dummy_card"),
             None if wasabi is None else tuple(wasabi),
         )
-        return {"seat": data.get("seat"), "move": pick}
+        return {"seat": data.get("seat"), "move": pick, "turn": (data["round"], data["turn"])}
 
 
 # --- the view -------------------------------------------------------------------------------------

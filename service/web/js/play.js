@@ -6,6 +6,9 @@ import { moduleFor } from "./games.js";
 import { clearNotice, h, notify, replace } from "./ui.js";
 
 const LOG_LINES = 40;
+const STALE_MOVE =
+  "Too late: that turn was over before your move arrived (the game moved on), so it was not" +
+  " recorded. Here is the current turn: choose again.";
 
 export async function showGame(main, gameId) {
   const page = new GamePage(main, gameId);
@@ -158,11 +161,13 @@ class GamePage {
     this.busy = true;
     this.render();
     try {
-      const view = await api("POST", `/games/${this.id}/moves`, { token: this.token, body });
+      // The move names the turn the player chose it in: once that turn is over it is refused.
+      const move = { ...this.module.turnOf(this.view), ...body };
+      const view = await api("POST", `/games/${this.id}/moves`, { token: this.token, body: move });
       clearNotice();
       this.setView(view);
     } catch (error) {
-      notify(error.message);
+      notify(error.code === "stale_move" ? STALE_MOVE : error.message);
       await this.refresh();
     } finally {
       this.busy = false;

@@ -367,6 +367,12 @@ function turnBanner(view) {
 // --- your hand --------------------------------------------------------------------------------
 
 /** The move being composed: the selected card of the hand (its code and its place). */
+/** The turn a move sent from `view` answers (Sequence: its turn): a move for a turn that is over is
+ * refused (409 stale_move), never recorded in the next one. */
+export function turnOf(view) {
+  return { turn: view.turn };
+}
+
 export function newDraft() {
   return { card: null, index: null };
 }

@@ -128,6 +128,12 @@ function table(view) {
 // --- your hand and your pick ------------------------------------------------------------------
 
 /** The pick being composed: cards in order (two with chopsticks), the dummy's card, wasabi. */
+/** The turn a move sent from `view` answers (Sushi Go!: its round and turn): a move for a turn that is over is
+ * refused (409 stale_move), never recorded in the next one. */
+export function turnOf(view) {
+  return { round: view.round, turn: view.turn };
+}
+
 export function newDraft() {
   return { cards: [], chopsticks: false, dummy: null, wasabi: {} };
 }
