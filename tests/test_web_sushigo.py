@@ -216,3 +216,37 @@ def test_one_person_plays_a_full_game_against_bots(contexts: Any, live_server: A
                 str(seat["total"])
             )
     screenshot(page, "bots-3-over")
+
+
+def test_a_pick_for_a_turn_that_moved_on_is_explained_and_the_page_shows_the_new_turn(
+    contexts: Any, live_server: Any
+) -> None:
+    """The page sends the turn it showed with the pick. When the game has moved on before the
+    pick arrives (here: another device of the same seat picked first), the service refuses it
+    (409 stale_move) and the page says so in words and shows the current turn."""
+    page = contexts().new_page()
+    game_id = create_game(page, "Noa", 2, **{"seat-1": "random"})
+    page.wait_for_selector("#hand button.pickable")
+    token = page.evaluate(f"JSON.parse(localStorage.getItem('cardroom.seats'))['{game_id}'].token")
+    auth = {"Authorization": f"Bearer {token}"}
+    url = f"{live_server.url}/games/{game_id}"
+
+    def other_device_first(route: Any) -> None:
+        sent = route.request.post_data_json
+        assert (sent["round"], sent["turn"]) == (1, 1)  # the turn the page showed
+        hand = requests.get(url, headers=auth, timeout=10).json()["you"]["hand"]
+        other = {"round": 1, "turn": 1, "cards": [c for c in hand if c not in sent["cards"]][:1]}
+        assert requests.post(f"{url}/moves", json=other, headers=auth, timeout=10).ok
+        route.continue_()
+
+    page.route("**/moves", other_device_first)
+    page.locator("#hand button.pickable").first.click()
+    with page.expect_response(lambda r: r.url.endswith("/moves")) as answer:
+        page.click("#pick")
+    assert answer.value.status == 409 and answer.value.json()["code"] == "stale_move"
+    expect(page.locator("#notice")).to_contain_text("that turn was over")
+    expect(page.locator("#phase")).to_contain_text("turn 2")
+    expect(page.locator("#hand button.pickable").first).to_be_enabled()
+    events = requests.get(f"{url}/events", timeout=10).json()["events"]
+    mine = [e for e in events if e["type"] == "card_picked" and e["data"]["seat"] == 0]
+    assert len(mine) == 1  # the other device's pick only
