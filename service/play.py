@@ -29,11 +29,12 @@ from domain.decider import (
     Viewer,
     commitment,
 )
-from service import autoplay
+from service import autoplay, faults
 from service.games.registry import ADAPTERS, GameAdapter
 from service.http.problems import Problem, from_domain
 from service.store.deadlines import Deadlines
 from service.store.events import EventStore, VersionConflict
+from service.store.receipts import Receipt
 from service.store.recent import Recent
 
 MAX_ATTEMPTS = 20
@@ -170,9 +171,10 @@ class GameService:
         options: dict[str, Any],
         bots: Sequence[BotSeat] = (),
         turn_seconds: int | None = None,
+        receipt: Receipt | None = None,
     ) -> Loaded:
         """A new game; bot seats that come first are taken now, and if bots take every seat the
-        game is played to its end now."""
+        game is played to its end now. ``receipt``: of the keyed request, written with it."""
         adapter = adapter_for(name)
         game = adapter.game
         if (bots or turn_seconds) and not autoplay.has_bots(game):
@@ -184,11 +186,13 @@ class GameService:
         # and then they play it to the end.
         assert outcome.deadline is None
         game_id = uuid4()
-        self.store.create_game(game_id, name, seed, outcome.events)
+        self.store.create_game(game_id, name, seed, outcome.events, receipt)
         self._remember(game_id, name, outcome.state)
         return Loaded(game_id, adapter, outcome.state)
 
-    def join(self, game_id: UUID, name: str, token_hash: bytes) -> tuple[int, Loaded]:
+    def join(
+        self, game_id: UUID, name: str, token_hash: bytes, receipt: Receipt | None = None
+    ) -> tuple[int, Loaded]:
         """Take the next free seat for ``name``; the seat's token hash is stored with it."""
         for _ in range(MAX_ATTEMPTS):
             loaded = self.load(game_id)
@@ -202,6 +206,7 @@ class GameService:
                     outcome.events,
                     seat_token=(seat, token_hash),
                     deadline=outcome.deadline,
+                    receipt=receipt,
                 )
             except VersionConflict:
                 continue
@@ -210,7 +215,13 @@ class GameService:
         raise _too_busy(loaded)
 
     def move(
-        self, game_id: UUID, seat: int, move: Any, turn: Any, loaded: Loaded | None = None
+        self,
+        game_id: UUID,
+        seat: int,
+        move: Any,
+        turn: Any,
+        loaded: Loaded | None = None,
+        receipt: Receipt | None = None,
     ) -> Loaded:
         """Decide and append ``seat``'s move for ``turn`` (as the move schema loads it);
         ``loaded`` is the game as just read, if at hand. A move counts only for the turn it
@@ -222,12 +233,18 @@ class GameService:
             _check_turn(loaded, turn)
             seed = self.seed(game_id)
             outcome = self._decide(loaded, seed, MakeMove(seat, move, seed))
+            faults.point("decided")
             try:
                 self.store.append(
-                    game_id, loaded.version, outcome.events, deadline=outcome.deadline
+                    game_id,
+                    loaded.version,
+                    outcome.events,
+                    deadline=outcome.deadline,
+                    receipt=receipt,
                 )
             except VersionConflict:
                 continue  # decided again on the new state: the turn check first
+            faults.point("appended")
             self._remember(game_id, loaded.adapter.game.name, outcome.state)
             return Loaded(game_id, loaded.adapter, outcome.state)
         raise _too_busy(loaded)

@@ -10,7 +10,7 @@ from marshmallow import ValidationError
 
 from domain.audit import audit
 from domain.decider import GAME_ENDED, Viewer
-from service.http import auth
+from service.http import auth, idempotency
 from service.http.problems import Problem
 from service.http.schemas import (
     LONG_POLL_MAX_SECONDS,
@@ -99,10 +99,19 @@ def load(game_id: UUID) -> Loaded:
         raise _no_game(game_id) from None
 
 
-def view_body(loaded: Loaded, seat: int | None) -> dict[str, Any]:
+def view_body(loaded: Loaded, seat: int | None, past: bool = False) -> dict[str, Any]:
     adapter = loaded.adapter
     view = adapter.game.view(loaded.state, Viewer(seat))
-    return adapter.view.dump({"id": loaded.id, **view, **deadline_of(loaded)})
+    return adapter.view.dump({"id": loaded.id, **view, **deadline_of(loaded, past)})
+
+
+def as_it_was(keyed: idempotency.Keyed) -> Loaded:
+    """The game a keyed request changed, at the version its receipt says it left it at: the
+    answer to a retry is rebuilt from it (service/http/idempotency.py)."""
+    stored = keyed.stored
+    assert stored is not None
+    loaded = load(stored.game_id)
+    return Loaded(stored.game_id, loaded.adapter, games().state_at(loaded, stored.version))
 
 
 def deadline_of(loaded: Loaded, past: bool = False) -> dict[str, Any]:
@@ -121,11 +130,21 @@ def game_url(game_id: UUID) -> str:
 
 @api.post("/games")
 def create_game() -> Response:
+    keyed = idempotency.begin()
+    if keyed is not None and keyed.stored is not None:
+        return idempotency.replayed(created(as_it_was(keyed), past=True))
     body = CREATE_GAME_REQUEST.load(json_body())
     adapter = adapter_for(body["game"])
     options = {**adapter.rules.load(body["rules"]), "players": body["players"]}
-    loaded = games().create(body["game"], options, body["bots"], body.get("turn_seconds"))
-    return json_response(view_body(loaded, None), 201, Location=game_url(loaded.id))
+    receipt = None if keyed is None else keyed.receipt()
+    loaded = games().create(
+        body["game"], options, body["bots"], body.get("turn_seconds"), receipt=receipt
+    )
+    return created(loaded)
+
+
+def created(loaded: Loaded, past: bool = False) -> Response:
+    return json_response(view_body(loaded, None, past), 201, Location=game_url(loaded.id))
 
 
 @api.get("/games")
@@ -187,12 +206,29 @@ def join_game(game_id: str) -> Response:
     gid = game_id_of(game_id)
     body = JOIN_REQUEST.load(json_body())
     load(gid)
+    keyed = idempotency.begin()
+    if keyed is not None and keyed.stored is not None:
+        return idempotency.replayed(rejoined(gid, body["name"], keyed))
     token = auth.new_token()
-    seat, loaded = games().join(gid, body["name"], auth.token_hash(token))
+    receipt = None if keyed is None else keyed.receipt(secret=token)
+    seat, loaded = games().join(gid, body["name"], auth.token_hash(token), receipt)
+    return seat_granted(gid, seat, body["name"], token, loaded)
+
+
+def rejoined(gid: UUID, name: str, keyed: idempotency.Keyed) -> Response:
+    """A join's first answer again: its token was kept, sealed under the key, with its receipt."""
+    token = keyed.stored_secret()
+    assert token is not None
+    seat = games().store.seat_for_token(gid, auth.token_hash(token))
+    assert seat is not None  # the receipt was written with the seat's row
+    return seat_granted(gid, seat, name, token, as_it_was(keyed))
+
+
+def seat_granted(gid: UUID, seat: int, name: str, token: str, loaded: Loaded) -> Response:
     granted = {
         "game_id": gid,
         "seat": seat,
-        "name": body["name"],
+        "name": name,
         "token": token,
         "token_type": "Bearer",
         "started": games().started(loaded),  # bots may take the seats after this one
@@ -205,6 +241,9 @@ def make_move(game_id: str) -> Response:
     gid = game_id_of(game_id)
     loaded = load(gid)
     seat = auth.require_seat(games(), gid)
+    keyed = idempotency.begin()  # after authentication: a key is looked up for its client only
+    if keyed is not None and keyed.stored is not None:
+        return idempotency.replayed(json_response(view_body(as_it_was(keyed), seat, past=True)))
     body = move_body(loaded)
     if body["seat"] is not None and body["seat"] != seat:
         raise Problem(
@@ -212,7 +251,8 @@ def make_move(game_id: str) -> Response:
             "not_your_seat",
             f"your token acts for seat {seat}, not seat {body['seat']}",
         )
-    moved = games().move(gid, seat, body["move"], body["turn"], loaded)
+    receipt = None if keyed is None else keyed.receipt()
+    moved = games().move(gid, seat, body["move"], body["turn"], loaded, receipt)
     return json_response(view_body(moved, seat))
 
 

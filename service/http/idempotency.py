@@ -1,22 +1,28 @@
-"""``Idempotency-Key`` on every POST: a retry gets the first response, and has no second effect.
+"""``Idempotency-Key``: a POST takes effect once, however often it is sent, and every retry gets
+its first answer.
 
-Installed once for the whole app (:func:`register`), so every POST route, including routes added
-later, gets it without its author doing anything. A POST that sends the header:
+Exactly once, across crashes. A keyed request that changes a game hands a *receipt* to the store,
+which writes it in the same statement (or transaction) as the request's events
+(service/store/receipts.py): the row exists exactly when the request took effect, whatever
+happens afterwards (a crash before the answer, a reset connection, a 503 after the commit). A
+retry that finds it gets the answer rebuilt from the game at the version the request left it at
+(the route's own view of that state, so byte for byte the first answer), marked
+``Idempotent-Replayed: true``; a retry that finds none runs for the first time. Requests that
+change nothing (400, 401, 404, 409, 422…) write no receipt: a retry meets the same refusal, or
+whatever the game says now.
 
-1. ``before_request``: the key is checked (400 ``invalid_idempotency_key``); the client's scope is
-   the SHA-256 of its bearer token, or ``anonymous``; then a PostgreSQL advisory lock on
-   (scope, key) is taken on a connection held until the request ends, so copies of one request
-   sent at once run one at a time. Under the lock: a stored response is replayed with
-   ``Idempotent-Replayed: true`` (or 422 ``idempotency_key_reused`` if that key came with another
-   method, path or body); without one the request runs as usual.
-2. ``after_request``: the response is stored if :func:`storable` says it is the request's outcome.
-3. ``teardown_request``: unlock, after the row is committed, so a waiting copy finds it.
+Per request, called by the route once it has authenticated the client (:func:`begin`): the key is
+checked (400 ``invalid_idempotency_key`` unless a UUID or a random token of at least 128 bits:
+a stored join holds a bearer token, so a key must be unguessable); the client's scope is the
+SHA-256 of its bearer token, or ``anonymous``; a PostgreSQL advisory lock on (scope, key) is
+taken on a connection held until the request ends, so copies sent at once run one at a time;
+under it the receipt is looked up (422 ``idempotency_key_reused`` if it was for another method,
+path or body).
 
-No secret is stored in clear: a join's response holds the seat's bearer token, and the service
-otherwise keeps only tokens' hashes. The table keeps the key's SHA-256, a fingerprint keyed by
-the key, and the body encrypted with AES-GCM under a key derived from the key and scope: only a
-client that sends the key again can read the response back. (Each row is written once, so a
-keystream is never reused.)
+Receipts expire (``CARDROOM_IDEMPOTENCY_TTL`` seconds, default 24 h): the service deletes expired
+rows itself, a batch at most every minute per process, and an expired key starts afresh. No
+secret is stored in clear: the table keeps the key's SHA-256, a fingerprint of the request keyed
+by the key, and a join's token encrypted (AES-GCM) under a key derived from the key and scope.
 """
 
 from __future__ import annotations
@@ -26,19 +32,22 @@ import hashlib
 import hmac
 import logging
 import os
+import re
 import threading
-from collections.abc import Mapping
+import time
 from dataclasses import dataclass
 from typing import Any
 
 import psycopg
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
-from flask import Flask, Response, g, request
-from psycopg.types.json import Jsonb
+from flask import Flask, Response, current_app, g, request
 from psycopg_pool import ConnectionPool
 
+from service import faults
 from service.http.problems import Problem
-from service.store.events import StoreUnavailable, db
+from service.store import db, receipts
+from service.store.events import StoreUnavailable
+from service.store.receipts import Receipt, Stored
 
 log = logging.getLogger(__name__)
 
@@ -46,42 +55,40 @@ HEADER = "Idempotency-Key"
 REPLAYED = "Idempotent-Replayed"
 MAX_KEY_LENGTH = 255
 LOCK_TIMEOUT_SECONDS = 10.0  # app.config["IDEMPOTENCY_LOCK_TIMEOUT"] overrides it
-# Not replayed: they describe one transfer, not the outcome (the server sets them anew).
-_UNSTORED_HEADERS = {
-    "content-length",
-    "date",
-    "server",
-    "connection",
-    "keep-alive",
-    "transfer-encoding",
-    "set-cookie",
-}
-# Statuses that mean "try again later": the request did not get its outcome yet.
-_TRANSIENT = {408, 425, 429}
+PURGE_INTERVAL_SECONDS = 60.0  # app.config["IDEMPOTENCY_PURGE_INTERVAL"] overrides it
 _CONTEXT = "cardroom_idempotency"  # the attribute of flask.g for the request's Keyed
+_EXTENSION = "cardroom_idempotency"
+
+_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+_HEX = re.compile(r"[0-9a-fA-F]{32,255}")
+_BASE64URL = re.compile(r"[A-Za-z0-9_-]{22,255}")
 
 
-def storable(status: int, headers: Mapping[str, str]) -> bool:
-    """Whether a response is its request's outcome, to be replayed to every retry with its key.
-
-    Yes: 2xx, and 4xx that report the request or the state it met (400, 401, 403, 404, 409
-    ``already_picked``/``game_full``, 422): sending it again would not change them, and a client
-    who wants another try after fixing the cause sends a new key. No: 5xx (the service failed;
-    after an outage a retry must be able to succeed), and whatever asks to be retried (a
-    ``Retry-After`` header, as 503 and 409 ``too_many_conflicts`` carry; 408, 425, 429).
-    """
-    return 200 <= status < 500 and status not in _TRANSIENT and "Retry-After" not in headers
+def random_enough(key: str) -> bool:
+    """Whether ``key`` has the form of an unguessable value: a UUID (not the nil or max one), 32+
+    hex digits, or 22+ base64url characters (128+ bits) with both cases and 12+ distinct
+    characters. The service cannot measure randomness; it refuses what plainly has none
+    (``pick-1-2``, ``my-bot-join-key-1``): a random token passes with near certainty."""
+    if _UUID.fullmatch(key):
+        return len(set(key.replace("-", "").lower())) > 1
+    if _HEX.fullmatch(key):
+        return len(set(key.lower())) >= 8
+    if _BASE64URL.fullmatch(key):
+        has_cases = any(c.isupper() for c in key) and any(c.islower() for c in key)
+        return has_cases and len(set(key)) >= 12
+    return False
 
 
 def parse_key(value: str) -> str:
-    """The key of an ``Idempotency-Key`` header value: 1 to 255 printable ASCII characters."""
+    """The key of an ``Idempotency-Key`` header value; 400 unless it is unguessable."""
     key = value.strip(" \t")
-    if not 0 < len(key) <= MAX_KEY_LENGTH or not all(" " <= c <= "~" for c in key):
+    if len(key) > MAX_KEY_LENGTH or not random_enough(key):
         raise Problem(
             400,
             "invalid_idempotency_key",
-            f"the {HEADER} header must be 1 to {MAX_KEY_LENGTH} printable ASCII characters;"
-            " use a new random value (a UUID v4) for each request, and the same one to retry it",
+            f"the {HEADER} header must be unguessable: a new random UUID (e.g. uuid4) or at least"
+            " 128 random bits as 32+ hex digits or 22+ base64url characters, up to"
+            f" {MAX_KEY_LENGTH} characters; a new one for each request, the same one to retry it",
         )
     return key
 
@@ -104,13 +111,12 @@ class Keyed:
 
     scope: str
     key_hash: str  # stored in place of the key
-    secret: bytes  # derived from the key, never stored: keys the fingerprint and the body
-    method: str
-    path: str
+    secret: bytes  # derived from the key, never stored: keys the fingerprint and the sealing
     fingerprint: bytes
     lock_id: int
+    ttl_seconds: float = receipts.DEFAULT_TTL_SECONDS
     conn: psycopg.Connection[Any] | None = None
-    fresh: bool = False  # no stored response: this request runs, and its response is stored
+    stored: Stored | None = None  # the receipt of an earlier send: replay its answer
 
     @classmethod
     def of(cls, scope: str, key: str, method: str, path: str, body: bytes) -> Keyed:
@@ -121,16 +127,27 @@ class Keyed:
         fingerprint = hmac.digest(secret, head + body, "sha256")
         lock = hashlib.sha256(f"{scope}\0{key_hash}".encode()).digest()
         lock_id = int.from_bytes(lock[:8], "big", signed=True)
-        return cls(scope, key_hash, secret, method, path, fingerprint, lock_id)
+        return cls(scope, key_hash, secret, fingerprint, lock_id)
 
     def seal(self, body: bytes) -> bytes:
-        """``body`` encrypted (AES-GCM, key derived from the idempotency key): a stored response
-        can only be read back by a client that sends the key again."""
+        """``body`` encrypted (AES-GCM, key derived from the idempotency key): only a client that
+        sends the key again can read it back."""
         nonce = os.urandom(12)
         return nonce + AESGCM(self.secret).encrypt(nonce, body, None)
 
     def unseal(self, stored: bytes) -> bytes:
         return AESGCM(self.secret).decrypt(stored[:12], stored[12:], None)
+
+    def receipt(self, secret: str | None = None) -> Receipt:
+        """The receipt the store writes with this request's events; ``secret`` (a join's token)
+        is kept sealed for the retries."""
+        sealed = None if secret is None else self.seal(secret.encode())
+        return Receipt(self.scope, self.key_hash, self.fingerprint, sealed, self.ttl_seconds)
+
+    def stored_secret(self) -> str | None:
+        if self.stored is None or self.stored.secret is None:
+            return None
+        return self.unseal(self.stored.secret).decode()
 
 
 class Locks:
@@ -208,80 +225,91 @@ class Locks:
             self.pool().putconn(conn)
 
 
-_SELECT = (
-    "SELECT request_hash, status, headers, body FROM idempotency_keys WHERE scope = %s AND key = %s"
-)
-_INSERT = (
-    "INSERT INTO idempotency_keys (scope, key, method, path, request_hash, status, headers, body)"
-    " VALUES (%s, %s, %s, %s, %s, %s, %s, %s)"
-)
+class Purger:
+    """Deletes expired receipts, at most once per ``interval`` seconds in this process."""
+
+    def __init__(self, interval: float) -> None:
+        self.interval = interval
+        self._next = 0.0
+        self._guard = threading.Lock()
+
+    def due(self) -> bool:
+        now = time.monotonic()
+        with self._guard:
+            if now < self._next:
+                return False
+            self._next = now + self.interval
+            return True
+
+    def run(self, conn: psycopg.Connection[Any]) -> None:
+        try:
+            purged = receipts.purge(conn)
+        except psycopg.Error:
+            log.warning("could not purge expired idempotency keys", exc_info=True)
+            return
+        if purged:
+            log.info("purged %d expired idempotency keys", purged)
+
+
+def ttl_seconds(app: Flask) -> float:
+    configured = app.config.get("IDEMPOTENCY_TTL_SECONDS")
+    if configured is None:
+        configured = os.environ.get("CARDROOM_IDEMPOTENCY_TTL") or receipts.DEFAULT_TTL_SECONDS
+    return float(configured)
+
+
+def begin() -> Keyed | None:
+    """The request's key, locked, with the receipt of an earlier send if there is one; None
+    without the header. Call it after authenticating the client: a key is checked only for a
+    request that may run."""
+    value = request.headers.get(HEADER)
+    if value is None:
+        return None
+    locks, purger = current_app.extensions[_EXTENSION]
+    key = parse_key(value)
+    body = request.get_data()  # cached for the view; 413 past the size limit
+    path = request.path + (f"?{request.query_string.decode()}" if request.query_string else "")
+    keyed = Keyed.of(scope_of(request.headers.get("Authorization")), key, "POST", path, body)
+    keyed.ttl_seconds = ttl_seconds(current_app)
+    keyed.conn = locks.acquire(keyed.lock_id)
+    setattr(g, _CONTEXT, keyed)  # from here on, teardown unlocks whatever happens
+    try:
+        if purger.due():
+            purger.run(keyed.conn)
+        stored = receipts.find(keyed.conn, keyed.scope, keyed.key_hash)
+        if stored is not None and stored.expired:
+            receipts.forget(keyed.conn, keyed.scope, keyed.key_hash)
+            stored = None
+    except psycopg.Error as exc:
+        raise StoreUnavailable(str(exc)) from exc
+    if stored is not None and not hmac.compare_digest(stored.request_hash, keyed.fingerprint):
+        raise Problem(
+            422,
+            "idempotency_key_reused",
+            f"this {HEADER} was already used for another request (a different method, path"
+            " or body); a key stands for one request: to retry, send exactly the same"
+            " request; for a new request, send a new key",
+        )
+    keyed.stored = stored
+    return keyed
+
+
+def replayed(response: Response) -> Response:
+    """Mark ``response`` as the answer of an earlier send, rebuilt from its receipt."""
+    response.headers[REPLAYED] = "true"
+    return response
 
 
 def register(app: Flask, pool: Any) -> None:
-    """Install the hooks on ``app``, locking on connections to ``pool``'s database.
-
-    Call it before any other ``after_request`` is registered: hooks run in reverse order, so
-    this one runs last and stores the response exactly as sent."""
+    """Set up the locks (on connections to ``pool``'s database) and the purge; release each
+    request's lock when it ends."""
     locks = Locks(pool, float(app.config.get("IDEMPOTENCY_LOCK_TIMEOUT", LOCK_TIMEOUT_SECONDS)))
-
-    @app.before_request
-    def begin() -> Response | None:
-        value = request.headers.get(HEADER)
-        # Unmatched paths (404, 405) are not requests of any route: nothing to make idempotent.
-        if value is None or request.method != "POST" or request.url_rule is None:
-            return None
-        key = parse_key(value)
-        body = request.get_data()  # cached for the view; 413 past the size limit
-        path = request.path + (f"?{request.query_string.decode()}" if request.query_string else "")
-        keyed = Keyed.of(scope_of(request.headers.get("Authorization")), key, "POST", path, body)
-        keyed.conn = locks.acquire(keyed.lock_id)
-        setattr(g, _CONTEXT, keyed)  # from here on, teardown unlocks whatever happens
-        try:
-            row = keyed.conn.execute(_SELECT, (keyed.scope, keyed.key_hash)).fetchone()
-        except psycopg.Error as exc:
-            raise StoreUnavailable(str(exc)) from exc
-        if row is None:
-            keyed.fresh = True
-            return None
-        request_hash, status, headers, stored = row
-        if not hmac.compare_digest(bytes(request_hash), keyed.fingerprint):
-            raise Problem(
-                422,
-                "idempotency_key_reused",
-                f"this {HEADER} was already used for another request (a different method, path"
-                " or body); a key stands for one request: to retry, send exactly the same"
-                " request; for a new request, send a new key",
-            )
-        replay = Response(keyed.unseal(bytes(stored)), status, headers=[tuple(h) for h in headers])
-        replay.headers[REPLAYED] = "true"
-        return replay
+    interval = float(app.config.get("IDEMPOTENCY_PURGE_INTERVAL", PURGE_INTERVAL_SECONDS))
+    app.extensions[_EXTENSION] = (locks, Purger(interval))
 
     @app.after_request
-    def store(response: Response) -> Response:
-        keyed: Keyed | None = getattr(g, _CONTEXT, None)
-        if keyed is None or not keyed.fresh or keyed.conn is None:
-            return response
-        if response.is_streamed or not storable(response.status_code, response.headers):
-            return response
-        headers = [
-            [k, v] for k, v in response.headers.items() if k.lower() not in _UNSTORED_HEADERS
-        ]
-        row = (
-            keyed.scope,
-            keyed.key_hash,
-            keyed.method,
-            keyed.path,
-            keyed.fingerprint,
-            response.status_code,
-            Jsonb(headers),
-            keyed.seal(response.get_data()),
-        )
-        try:
-            keyed.conn.execute(_INSERT, row)
-        except psycopg.Error:
-            # The request has had its effect: its client gets its response all the same; only a
-            # retry would run it again.
-            log.exception("could not store the response to an %s", HEADER)
+    def answered(response: Response) -> Response:
+        faults.point("answered")  # test-only: a crash or a drop before the answer is sent
         return response
 
     @app.teardown_request

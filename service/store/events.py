@@ -23,7 +23,8 @@ from psycopg_pool import ConnectionPool
 
 from domain.chain import GENESIS, event_hash
 from domain.decider import GAME_ENDED, GAME_STARTED, Event
-from service.store import db
+from service.store import db, receipts
+from service.store.receipts import Receipt
 from service.store.recent import Recent
 
 STATUSES = ("waiting", "playing", "over")
@@ -201,8 +202,16 @@ class EventStore:
 
     # --- writes ---------------------------------------------------------------------------
 
-    def create_game(self, game_id: UUID, game: str, seed: bytes, events: Sequence[Event]) -> int:
-        """Record a new game, its secret seed and its first events; return its version."""
+    def create_game(
+        self,
+        game_id: UUID,
+        game: str,
+        seed: bytes,
+        events: Sequence[Event],
+        receipt: Receipt | None = None,
+    ) -> int:
+        """Record a new game, its secret seed and its first events (and the ``receipt`` of the
+        keyed request that creates it, in the same transaction); return its version."""
         if not events:
             raise ValueError("a game starts with at least one event")
         try:
@@ -213,6 +222,8 @@ class EventStore:
                 )
                 rows = _rows(game_id, 1, GENESIS, events)
                 cur.executemany(_INSERT_EVENT, rows)
+                if receipt is not None:
+                    cur.execute(receipts.INSERT, receipt.params(game_id, len(rows)))
         except errors.UniqueViolation as exc:
             if exc.diag.constraint_name == "games_pkey":
                 raise GameExists(game_id) from exc
@@ -228,12 +239,14 @@ class EventStore:
         *,
         seat_token: tuple[int, bytes] | None = None,
         deadline: tuple[int, int] | None = None,
+        receipt: Receipt | None = None,
     ) -> int:
         """Append ``events`` as versions ``expected_version + 1 ..``; return the new version.
 
         All or nothing, in one transaction, together with the optional ``(seat, token_hash)``
-        row and the optional ``(version, seconds)`` of a timed turn the events start (a
-        turn_deadlines row, due ``seconds`` from now). Raises :class:`VersionConflict` if the
+        row, the optional ``(version, seconds)`` of a timed turn the events start (a
+        turn_deadlines row, due ``seconds`` from now) and the optional ``receipt`` of the keyed
+        request that appends (service/store/receipts.py). Raises :class:`VersionConflict` if the
         game is not at ``expected_version`` (someone else appended first),
         :class:`GameNotFound` if there is no such game.
         """
@@ -252,6 +265,9 @@ class EventStore:
         if deadline is not None:
             rows_with.append(sql.SQL(_DEADLINE_ROW))
             with_params += [game_id, *deadline]
+        if receipt is not None:
+            rows_with.append(sql.SQL(receipts.ROW))
+            with_params += receipt.params(game_id, expected_version + len(rows))
         if rows_with:
             query = sql.SQL("WITH {rows} {append}").format(
                 rows=sql.SQL(", ").join(rows_with), append=query

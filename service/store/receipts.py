@@ -1,0 +1,100 @@
+"""Receipts of keyed requests (``Idempotency-Key``): what a request did, written with its events.
+
+A receipt row names the game a request changed and that game's version after the request's append
+(and, for a join, the seat's token sealed under the key). The store inserts it in the same
+statement or transaction as the events (``EventStore.append``/``create_game``), so whatever
+happens to the process or the connection afterwards, the row exists exactly when the request took
+effect: a retry finds it and gets its answer rebuilt from the game at that version, or finds none
+and runs for the first time. Requests that change nothing write no receipt (migration 0007).
+
+Rows expire after a time to live (a cache, not facts) and are deleted by the service itself
+(:func:`purge`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+from uuid import UUID
+
+import psycopg
+
+DEFAULT_TTL_SECONDS = 24 * 3600
+PURGE_BATCH = 1000  # rows per purge: a purge is one short statement, however much expired
+
+_COLUMNS = "scope, key, request_hash, game_id, version, secret, expires_at"
+_VALUES = "%s, %s, %s, %s, %s, %s, now() + %s * interval '1 second'"
+# A CTE of the append's statement: the receipt goes in with the events, or not at all.
+ROW = f"receipt AS (INSERT INTO idempotency_keys ({_COLUMNS}) VALUES ({_VALUES}))"
+INSERT = f"INSERT INTO idempotency_keys ({_COLUMNS}) VALUES ({_VALUES})"
+
+
+@dataclass(frozen=True)
+class Receipt:
+    """A keyed request about to append: who (``scope``), which key (its SHA-256), which request
+    (its fingerprint), and a ``secret`` to keep for its retries (sealed; a join's token)."""
+
+    scope: str
+    key_hash: str
+    request_hash: bytes
+    secret: bytes | None
+    ttl_seconds: float
+
+    def params(self, game_id: UUID, version: int) -> list[Any]:
+        """The values of :data:`ROW` or :data:`INSERT` for the game's version after the append."""
+        return [
+            self.scope,
+            self.key_hash,
+            self.request_hash,
+            game_id,
+            version,
+            self.secret,
+            self.ttl_seconds,
+        ]
+
+
+@dataclass(frozen=True)
+class Stored:
+    """A receipt as found: the request took effect, leaving ``game_id`` at ``version``."""
+
+    request_hash: bytes
+    game_id: UUID
+    version: int
+    secret: bytes | None
+    expired: bool
+
+
+def find(conn: psycopg.Connection[Any], scope: str, key_hash: str) -> Stored | None:
+    row = conn.execute(
+        "SELECT request_hash, game_id, version, secret, expires_at <= now()"
+        " FROM idempotency_keys WHERE scope = %s AND key = %s",
+        (scope, key_hash),
+    ).fetchone()
+    if row is None:
+        return None
+    request_hash, game_id, version, secret, expired = row
+    return Stored(
+        bytes(request_hash),
+        game_id,
+        int(version),
+        None if secret is None else bytes(secret),
+        expired,
+    )
+
+
+def forget(conn: psycopg.Connection[Any], scope: str, key_hash: str) -> None:
+    """Delete an expired receipt, so that its key starts afresh."""
+    conn.execute(
+        "DELETE FROM idempotency_keys WHERE scope = %s AND key = %s AND expires_at <= now()",
+        (scope, key_hash),
+    )
+
+
+def purge(conn: psycopg.Connection[Any], limit: int = PURGE_BATCH) -> int:
+    """Delete up to ``limit`` expired receipts; how many were deleted."""
+    cursor = conn.execute(
+        "DELETE FROM idempotency_keys WHERE ctid IN (SELECT ctid FROM idempotency_keys"
+        " WHERE expires_at <= now() LIMIT %s)",
+        (limit,),
+    )
+    return cursor.rowcount
