@@ -186,7 +186,9 @@ class GameService:
         # and then they play it to the end.
         assert outcome.deadline is None
         game_id = uuid4()
+        faults.point("decided")
         self.store.create_game(game_id, name, seed, outcome.events, receipt)
+        faults.point("appended")
         self._remember(game_id, name, outcome.state)
         return Loaded(game_id, adapter, outcome.state)
 
@@ -198,6 +200,7 @@ class GameService:
             loaded = self.load(game_id)
             game, seed = loaded.adapter.game, self.seed(game_id)
             outcome = self._decide(loaded, seed, TakeSeat(name, seed))
+            faults.point("decided")
             seat = outcome.events[0].data["seat"]
             try:
                 self.store.append(
@@ -210,6 +213,7 @@ class GameService:
                 )
             except VersionConflict:
                 continue
+            faults.point("appended")
             self._remember(game_id, game.name, outcome.state)
             return seat, Loaded(game_id, loaded.adapter, outcome.state)
         raise _too_busy(loaded)
