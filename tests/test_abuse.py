@@ -64,6 +64,25 @@ def test_joining_is_rate_limited_apart_from_creating(limited: str, live_server: 
         assert unlimited.game(game["id"])["version"] == 3  # created, two seats
 
 
+def test_moves_are_rate_limited_per_token(pool: ConnectionPool) -> None:
+    """A flood of moves from one token is cut off; another seat, from the same address, plays
+    on (issue 12)."""
+    config = {"RATELIMIT_ENABLED": True, "CARDROOM_RATE_LIMIT_MOVES": "3/minute"}
+    with serve_app(create_app(pool=pool, config=config)) as url, ApiClient(url) as api:
+        table = Table.open(api, 2)
+        flooder, other = table.players
+        body = {"round": 1, "turn": 1, "cards": ["tempura"]}
+        for _ in range(3):
+            answer = flooder.client.post(f"{table.path}/moves", body, request_valid=None)
+            assert answer.status_code in (200, 409, 422), answer.text
+        flooded = flooder.client.post(f"{table.path}/moves", body, request_valid=None)
+        expect_problem(flooded, 429, "rate_limited")
+        assert int(flooded.headers["Retry-After"]) >= 1
+        hand = other.client.game(table.game_id)["you"]["hand"]
+        expect_status(other.client.post(f"{table.path}/moves", {**body, "cards": hand[:1]}), 200)
+        table.close()
+
+
 def test_a_rate_limited_answer_is_not_stored_for_retries(pool: ConnectionPool) -> None:
     """429 asks to be retried: a retry with the same Idempotency-Key runs once the limit allows
     (the 429 was not stored, service/http/idempotency.py), and is stored then."""

@@ -1,8 +1,10 @@
-"""Abuse limits and browser access: rate limits on creating and joining games, and CORS.
+"""Abuse limits and browser access: rate limits on creating, joining and moving, and CORS.
 
-**Rate limits** (Flask-Limiter), per client IP address: ``POST /games`` at most
+**Rate limits** (Flask-Limiter): per client IP address, ``POST /games`` at most
 ``CARDROOM_RATE_LIMIT_CREATE`` (default ``30/minute``), ``POST /games/{id}/players`` at most
-``CARDROOM_RATE_LIMIT_JOIN`` (default ``60/minute``); any Flask-Limiter rate string works
+``CARDROOM_RATE_LIMIT_JOIN`` (default ``60/minute``); per bearer token (per IP address without
+one), ``POST /games/{id}/moves`` at most ``CARDROOM_RATE_LIMIT_MOVES`` (default ``300/minute``:
+far above any person or fair bot, far below a flood); any Flask-Limiter rate string works
 (``"10/minute;100/hour"``). Past a limit the answer is ``429 rate_limited`` (problem+json) with
 ``Retry-After``. Counters are kept in each process's memory: with several gunicorn workers a
 client may get up to (workers × limit) before all of them refuse, and a restart forgets them;
@@ -19,11 +21,12 @@ all, so browsers keep other sites' pages from calling the API. Bearer tokens tra
 
 from __future__ import annotations
 
+import hashlib
 import math
 import os
 import time
 
-from flask import Flask, Response, current_app
+from flask import Flask, Response, current_app, request
 from flask_cors import CORS
 from flask_limiter import Limiter
 from flask_limiter.errors import RateLimitExceeded
@@ -33,6 +36,7 @@ from service.http.problems import Problem, problem_response
 
 DEFAULT_CREATE_LIMIT = "30/minute"
 DEFAULT_JOIN_LIMIT = "60/minute"
+DEFAULT_MOVE_LIMIT = "300/minute"
 # Read by browsers' scripts: where a created game is, replay markers, caching, back-off.
 EXPOSED_HEADERS = ["Location", "ETag", "Retry-After", "Idempotent-Replayed"]
 ALLOWED_HEADERS = [
@@ -55,6 +59,10 @@ def register(app: Flask) -> None:
     app.config.setdefault(
         "CARDROOM_RATE_LIMIT_JOIN", os.environ.get("CARDROOM_RATE_LIMIT_JOIN") or DEFAULT_JOIN_LIMIT
     )
+    app.config.setdefault(
+        "CARDROOM_RATE_LIMIT_MOVES",
+        os.environ.get("CARDROOM_RATE_LIMIT_MOVES") or DEFAULT_MOVE_LIMIT,
+    )
     app.config.setdefault("CARDROOM_CORS_ORIGINS", os.environ.get("CARDROOM_CORS_ORIGINS", ""))
     _limits(app)
     _cors(app)
@@ -69,9 +77,10 @@ def _limits(app: Flask) -> None:
         headers_enabled=False,  # Retry-After on 429 only (below); no X-RateLimit-* chatter
     )
     app.extensions["cardroom_limiter"] = limiter
-    for endpoint, key in (
-        ("api.create_game", "CARDROOM_RATE_LIMIT_CREATE"),
-        ("api.join_game", "CARDROOM_RATE_LIMIT_JOIN"),
+    for endpoint, key, per in (
+        ("api.create_game", "CARDROOM_RATE_LIMIT_CREATE", get_remote_address),
+        ("api.join_game", "CARDROOM_RATE_LIMIT_JOIN", get_remote_address),
+        ("api.make_move", "CARDROOM_RATE_LIMIT_MOVES", _token_or_address),
     ):
 
         def value(key: str = key) -> str:
@@ -79,7 +88,7 @@ def _limits(app: Flask) -> None:
 
         # The limit is checked by the wrapper: it must be what the route calls.
         view = app.view_functions[endpoint]
-        app.view_functions[endpoint] = limiter.limit(value, methods=["POST"])(view)
+        app.view_functions[endpoint] = limiter.limit(value, key_func=per, methods=["POST"])(view)
 
     @app.errorhandler(RateLimitExceeded)
     def too_many(error: RateLimitExceeded) -> Response:
@@ -89,11 +98,21 @@ def _limits(app: Flask) -> None:
             Problem(
                 429,
                 "rate_limited",
-                f"too many requests of this kind from your address ({error.limit.limit});"
+                f"too many requests of this kind from you ({error.limit.limit}; counted per"
+                " address, and per token for moves);"
                 " wait Retry-After seconds",
                 headers={"Retry-After": str(max(1, math.ceil(wait)))},
             )
         )
+
+
+def _token_or_address() -> str:
+    """Moves are counted per bearer token (its hash: no secret kept in memory), else per
+    address."""
+    header = request.headers.get("Authorization")
+    if header is None:
+        return f"address:{get_remote_address()}"
+    return "token:" + hashlib.sha256(header.encode("utf-8", "surrogateescape")).hexdigest()
 
 
 def _cors(app: Flask) -> None:

@@ -185,9 +185,12 @@ class Locks:
 
     def _configure(self, conn: psycopg.Connection[Any]) -> None:
         conn.autocommit = True
-        # A copy waits this long for the first to finish, then gets 409 idempotency_key_in_use.
+        # A copy waits this long for the first to finish, then gets 409 idempotency_key_in_use
+        # (the statement may wait a second longer than the lock: the lock's timeout speaks).
         conn.execute(
-            "SELECT set_config('lock_timeout', %s, false)", (f"{self._lock_timeout_ms}ms",)
+            "SELECT set_config('lock_timeout', %s, false),"
+            " set_config('statement_timeout', %s, false)",
+            (f"{self._lock_timeout_ms}ms", f"{self._lock_timeout_ms + 1000}ms"),
         )
 
     def acquire(self, lock_id: int) -> psycopg.Connection[Any]:

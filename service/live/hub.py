@@ -24,6 +24,8 @@ from uuid import UUID
 
 import psycopg
 
+from service.store import db
+
 log = logging.getLogger(__name__)
 
 CHANNEL = "cardroom_events"
@@ -125,6 +127,7 @@ class Hub:
                     autocommit=True,
                     connect_timeout=CONNECT_TIMEOUT_SECONDS,
                     application_name=self._name,
+                    options=db.session_options(),
                 ) as conn:
                     conn.execute(f"LISTEN {CHANNEL}")
                     self._listening.set()

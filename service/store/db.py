@@ -148,13 +148,40 @@ def connection_timeout(pool: ConnectionPool) -> float:
 
 
 def note_unreachable(pool: ConnectionPool, error: BaseException) -> None:
-    """A connection of ``pool`` failed (not merely a wait for a busy pool that timed out)."""
-    if not isinstance(error, PoolTimeout):
+    """A connection of ``pool`` failed (not merely a wait for a busy pool that timed out, nor a
+    statement that ran past its timeout: the database answers, it is busy)."""
+    busy = (PoolTimeout, psycopg.errors.QueryCanceled, psycopg.errors.LockNotAvailable)
+    if not isinstance(error, busy):
         _unreachable[pool] = time.monotonic()
 
 
 def note_reachable(pool: ConnectionPool) -> None:
     _unreachable.pop(pool, None)
+
+
+# Bounded waits on every connection the service opens, in seconds (env overrides): a statement,
+# a wait for a lock, a transaction left idle. Past them PostgreSQL cancels the statement (or
+# ends the session) and the request answers 503 with Retry-After, instead of waiting for minutes
+# behind a lock held elsewhere.
+SESSION_TIMEOUTS = {
+    "statement_timeout": ("CARDROOM_STATEMENT_TIMEOUT", 5.0),
+    "lock_timeout": ("CARDROOM_LOCK_TIMEOUT", 3.0),
+    "idle_in_transaction_session_timeout": ("CARDROOM_IDLE_IN_TRANSACTION_TIMEOUT", 10.0),
+}
+
+
+def session_timeouts() -> dict[str, int]:
+    """Each setting of :data:`SESSION_TIMEOUTS`, in milliseconds as PostgreSQL takes them."""
+    return {
+        name: max(1, int(float(os.environ.get(env) or default) * 1000))
+        for name, (env, default) in SESSION_TIMEOUTS.items()
+    }
+
+
+def session_options(**overrides: int) -> str:
+    """The libpq ``options`` that set the timeouts for a session (``overrides`` in ms)."""
+    settings = {**session_timeouts(), **overrides}
+    return " ".join(f"-c {name}={ms}" for name, ms in settings.items())
 
 
 def make_pool(url: str, *, min_size: int = 1, max_size: int | None = None) -> ConnectionPool:
@@ -178,6 +205,7 @@ def make_pool(url: str, *, min_size: int = 1, max_size: int | None = None) -> Co
             "application_name": "cardroom",
             "autocommit": True,
             "connect_timeout": int(os.environ.get("CARDROOM_CONNECT_TIMEOUT", "3")),
+            "options": session_options(),
         },
         name="cardroom",
         open=True,
