@@ -378,6 +378,7 @@ def audit_game(game_id: str) -> Response:
             "game_not_over",
             "a game is audited once it is over (the seed is revealed by its last event);"
             " meanwhile its score sheet is at /scores",
+            version=records[-1].version if records else 0,
         )
     lines = [EXPORT_LINE.dump(export_line(gid, r, r.data, r.hash)) for r in records]
     return json_response(AUDIT_REPORT.dump(audit(lines)))
