@@ -29,9 +29,8 @@ from domain.decider import (
     commitment,
     conflict,
 )
-from service import autoplay
-from service.games.registry import ADAPTERS, GameAdapter
-from service.http.problems import Problem
+from service import autoplay, errors
+from service.games.registry import GameAdapter, load_games
 from service.store.deadlines import Deadlines
 from service.store.events import EventStore, VersionConflict
 from service.store.recent import Recent
@@ -52,10 +51,11 @@ class Loaded:
 
 
 def adapter_for(name: str) -> GameAdapter:
-    adapter = ADAPTERS.get(name)
+    adapters = load_games()
+    adapter = adapters.get(name)
     if adapter is None:
-        raise Problem(
-            422, "unknown_game", f"unknown game {name!r}; this service hosts {sorted(ADAPTERS)}"
+        raise errors.rule_broken(
+            "unknown_game", f"unknown game {name!r}; this service hosts {sorted(adapters)}"
         )
     return adapter
 
@@ -176,7 +176,7 @@ class GameService:
         adapter = adapter_for(name)
         game = adapter.game
         if (bots or turn_seconds) and not autoplay.has_bots(game):
-            raise Problem(422, "invalid_bots", f"{name} has no bots and no turn clock yet")
+            raise errors.rule_broken("invalid_bots", f"{name} has no bots and no turn clock yet")
         seed = secrets.token_bytes(32)
         command = CreateGame(options, commitment(seed), seed, tuple(bots), turn_seconds)
         outcome = autoplay.run(adapter, game.initial_state(), seed, [command])
@@ -269,10 +269,9 @@ class GameService:
         raise _too_busy()
 
 
-def _too_busy() -> Problem:
-    return Problem(
-        409,
+def _too_busy() -> errors.ServiceError:
+    return errors.conflict(
         "too_many_conflicts",
         "the game changed under this request too many times in a row; send it again",
-        headers={"Retry-After": "1"},
+        retry_after=1,
     )
