@@ -4,6 +4,7 @@ schemas (service/games/<game>/schemas.py): strict loading, strict booleans, plai
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 from marshmallow import RAISE, Schema, ValidationError, fields, validate
@@ -19,7 +20,8 @@ def plain_text(value: str) -> None:
         raise ValidationError("must not contain control characters or lone surrogates")
 
 
-NAME = [validate.Length(min=1, max=40), plain_text]  # a list: apispec reads the Length
+# A list, not validate.And: apispec reads the Length into the contract.
+NAME: list[Callable[[Any], Any]] = [validate.Length(min=1, max=40), plain_text]
 TURN_SECONDS = (5, 3600)  # the turn clock's bounds: tests inject "now" rather than wait
 
 

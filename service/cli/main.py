@@ -102,7 +102,7 @@ def _end_live_requests_on_exit(worker: Any) -> None:
 def _run_gunicorn(options: dict[str, Any]) -> None:
     from gunicorn.app.base import BaseApplication
 
-    class Application(BaseApplication):  # type: ignore[misc]
+    class Application(BaseApplication):
         def load_config(self) -> None:
             for key, value in options.items():
                 self.cfg.set(key, value)

@@ -78,8 +78,8 @@ def verdict(report: Mapping[str, Any]) -> str:
 
 def _check_ok(report: Mapping[str, Any], name: str) -> bool | None:
     if name == "seed":
-        return report["seed"]["matches_commitment"]  # type: ignore[no-any-return]
-    return report[name]["ok"]  # type: ignore[no-any-return]
+        return report["seed"]["matches_commitment"]
+    return report[name]["ok"]
 
 
 def render_summary(console: Console, reports: Sequence[Mapping[str, Any]]) -> None:
@@ -153,7 +153,9 @@ def _render_totals(console: Console, report: Mapping[str, Any]) -> None:
     winners = set(report["winners"] or [])
     table = Table(title="totals (S16)", title_justify="left")
     for column in ("seat", "name", "recorded", "recomputed", "winner"):
-        table.add_column(column, justify="right" if column in ("recorded", "recomputed") else None)
+        table.add_column(
+            column, justify="right" if column in ("recorded", "recomputed") else "left"
+        )
     for seat in range(len(recorded or totals)):
         ours = totals[seat] if totals else None
         theirs = recorded[seat] if recorded else None
@@ -176,7 +178,7 @@ def _render_section(console: Console, section: Mapping[str, Any]) -> None:
     )
     table = Table(title=f"{title} · version {section['version']}", title_justify="left")
     for column in ("seat", "category", "points", "rules", "cards (picked/revealed versions)"):
-        table.add_column(column, overflow="fold", justify="right" if column == "points" else None)
+        table.add_column(column, overflow="fold", justify="right" if column == "points" else "left")
     for seat in section["seats"]:
         label = f"{seat['name']}" + (" (S17)" if seat["dummy"] else "")
         scoring = [c for c in seat["categories"] if c["points"] or c.get("recorded")]

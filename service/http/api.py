@@ -442,7 +442,7 @@ def get_game(game_id: str) -> Response:
     headers = {"ETag": f'W/"{tag}"', "Vary": "Authorization"}
     if request.if_none_match.contains_weak(tag):
         return Response(status=304, headers=headers)
-    return json_response(view_body(loaded, seat), **headers)
+    return json_response(view_body(loaded, seat), 200, **headers)
 
 
 @api.post("/games/<game_id>/players")

@@ -56,7 +56,7 @@ def create_app(
     idempotency.register(app, pool)
     # The hub listens for appends on its own connection, from its first use on (streams and
     # long polls): routes-only apps and plain reads never open it.
-    hub = live.Hub(lambda: pool.conninfo)
+    hub = live.Hub(lambda: str(pool.conninfo))
     atexit.register(hub.stop)
     app.extensions["cardroom_live"] = hub
     problems.register(app)

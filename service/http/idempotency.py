@@ -36,6 +36,7 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from flask import Flask, Response, g, request
 from psycopg.types.json import Jsonb
 from psycopg_pool import ConnectionPool
+from werkzeug.datastructures import Headers
 
 from service.http.problems import Problem
 from service.store.events import StoreUnavailable, db
@@ -61,7 +62,7 @@ _TRANSIENT = {408, 425, 429}
 _CONTEXT = "cardroom_idempotency"  # the attribute of flask.g for the request's Keyed
 
 
-def storable(status: int, headers: Mapping[str, str]) -> bool:
+def storable(status: int, headers: Headers | Mapping[str, str]) -> bool:
     """Whether a response is its request's outcome, to be replayed to every retry with its key.
 
     Yes: 2xx, and 4xx that report the request or the state it met (400, 401, 403, 404, 409

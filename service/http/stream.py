@@ -48,7 +48,7 @@ class StreamSettings:
     @classmethod
     def of(cls, config: Mapping[str, Any]) -> StreamSettings:
         return cls(
-            float(config.get("STREAM_SECONDS") or os.environ.get("CARDROOM_STREAM_SECONDS", 60)),
+            float(config.get("STREAM_SECONDS") or os.environ.get("CARDROOM_STREAM_SECONDS") or 60),
             float(config.get("STREAM_HEARTBEAT_SECONDS", 15)),
             int(config.get("STREAM_RETRY_MS", 1000)),
         )

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rich import box
-from rich.console import Console
+from rich.console import Console, JustifyMethod
 from rich.rule import Rule
 from rich.table import Table
 
@@ -99,7 +99,7 @@ class _Replay:
         self._flush()
         table = Table(title=f"round {data['round']} scores", box=box.SIMPLE_HEAD)
         for column in ("seat", *CATEGORIES, "round", "total"):
-            justify = "left" if column == "seat" else "right"
+            justify: JustifyMethod = "left" if column == "seat" else "right"
             table.add_column(column, min_width=len(column), justify=justify)
         for seat, score in enumerate(data["scores"]):
             self.totals[seat] += score["total"]
