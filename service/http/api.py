@@ -1049,6 +1049,9 @@ def openapi() -> Response:
       - operations
       operationId: openapi
       summary: This document
+      description: |
+        This API's contract, as committed with the code that serves it (generated from its
+        routes and schemas by `cardroom openapi`).
       security: []
       responses:
         '200':
