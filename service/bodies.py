@@ -15,6 +15,10 @@ from marshmallow import RAISE, Schema, ValidationError, fields, validate
 _NOT_TEXT = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
 
 
+# plain_text as the contract says it (JSON Schema patterns cannot name lone surrogates)
+PLAIN_TEXT_PATTERN = "^[^\\x00-\\x1F\\x7F-\\x9F]*$"
+
+
 def plain_text(value: str) -> None:
     if _NOT_TEXT.search(value):
         raise ValidationError("must not contain control characters or lone surrogates")

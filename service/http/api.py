@@ -250,49 +250,8 @@ def list_games() -> Response:
       - games
       operationId: listGames
       parameters:
-      - name: status
-        in: query
-        description: Only games in this status.
-        schema:
-          type: string
-          enum: [waiting, playing, over]
-      - name: game
-        in: query
-        description: Only games of this kind, e.g. `sushi-go`.
-        schema:
-          type: string
-          maxLength: 40
-          pattern: ^[^\x00-\x1F\x7F-\x9F]*$
-      - name: limit
-        in: query
-        description: The most games on one page.
-        schema:
-          type: integer
-          minimum: 1
-          maximum: 100
-          default: 20
-      - name: order
-        in: query
-        description: |
-          `oldest`: games by creation time, oldest first (ties broken by `id`); `newest`: the
-          reverse, newest first (e.g. for a lobby).
-        schema:
-          type: string
-          enum:
-          - oldest
-          - newest
-          default: oldest
-      - name: after
-        in: query
-        description: |
-          The opaque `next` value of the previous page. A cursor is a position in the list,
-          not tied to an order: it lists the games after that position in the `order` asked
-          for, so a cursor from an `oldest` page used with `order=newest` lists the games
-          created before it (newest first), and vice versa. Pass the same `order` on every
-          page to walk the whole list.
-        schema:
-          type: string
-          maxLength: 200
+      - in: query
+        schema: ListGamesQuery
       summary: List games
       description: |
         Games, oldest first (newest first with `order=newest`), optionally filtered by status
@@ -361,22 +320,8 @@ def get_game(game_id: str) -> Response:
       operationId: getGame
       parameters:
       - GameId
-      - name: wait_after
-        in: query
-        description: Wait until the game's version is greater than this (a long poll).
-        schema:
-          type: integer
-          minimum: 0
-          maximum: 2147483647
-      - name: wait_seconds
-        in: query
-        description: |
-          The longest wait, in seconds (decimals allowed); 30 when not given. Ignored
-          without `wait_after`.
-        schema:
-          type: number
-          minimum: 0
-          maximum: 30
+      - in: query
+        schema: GameQuery
       - name: If-None-Match
         in: header
         description: An `ETag` of this resource; `304` if the view would be the same.
@@ -728,22 +673,8 @@ def list_events(game_id: str) -> Response:
       operationId: listEvents
       parameters:
       - GameId
-      - name: after
-        in: query
-        description: Only events with a version greater than this.
-        schema:
-          type: integer
-          minimum: 0
-          maximum: 2147483647
-          default: 0
-      - name: limit
-        in: query
-        description: The most events on one page.
-        schema:
-          type: integer
-          minimum: 1
-          maximum: 500
-          default: 100
+      - in: query
+        schema: EventsQuery
       summary: Read a game's event log
       description: |
         The game's events in version order (versions are 1, 2, 3, … without gaps), as the
@@ -838,13 +769,8 @@ def state_at(game_id: str) -> Response:
       operationId: getStateAt
       parameters:
       - GameId
-      - name: version
-        in: query
-        description: The event after which to look (1 = just created).
-        schema:
-          type: integer
-          minimum: 1
-          maximum: 2147483647
+      - in: query
+        schema: StateQuery
       summary: The game as it was after a given event (time travel)
       description: |
         The caller's view of the game as it was right after event `version` (default: now).

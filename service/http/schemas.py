@@ -11,7 +11,7 @@ from typing import Any
 from marshmallow import Schema, fields, post_load, validate
 
 from domain.decider import BotSeat
-from service.bodies import NAME, TURN_SECONDS, Strict, plain_text
+from service.bodies import NAME, PLAIN_TEXT_PATTERN, TURN_SECONDS, Strict, plain_text
 
 # --- requests -----------------------------------------------------------------------------------
 
@@ -35,9 +35,7 @@ class CreateGameRequest(Strict):
     rules = fields.Dict(
         keys=fields.String(),
         load_default=dict,
-        metadata={
-            "description": ("The game's rules, `SushiGoRules` or `SequenceRules` as `game` says.")
-        },
+        metadata={"description": ("The rules of the game named by `game`, in its own schema.")},
     )
     bots = fields.List(
         fields.Nested(lambda: BotRequest()),
@@ -91,7 +89,7 @@ class BotRequest(Strict):
         validate=NAME,
         metadata={
             "description": "The seat's name; default `<kind> bot <seat>`.",
-            "pattern": "^[^\\x00-\\x1F\\x7F-\\x9F]*$",
+            "pattern": PLAIN_TEXT_PATTERN,
         },
     )
 
@@ -107,22 +105,66 @@ class JoinRequest(Strict):
         validate=NAME,
         metadata={
             "description": "The name shown for the seat.",
-            "pattern": "^[^\\x00-\\x1F\\x7F-\\x9F]*$",
+            "pattern": PLAIN_TEXT_PATTERN,
         },
     )
 
 
+MAX_VERSION = 2**31 - 1  # versions are PostgreSQL integers
+
+
 class ListGamesQuery(Strict):
-    status = fields.String(validate=validate.OneOf(["waiting", "playing", "over"]))
-    game = fields.String(validate=validate.And(validate.Length(max=40), plain_text))
-    limit = fields.Integer(load_default=20, validate=validate.Range(min=1, max=100))
-    after = fields.String(validate=validate.Length(max=200))
-    order = fields.String(load_default="oldest", validate=validate.OneOf(["oldest", "newest"]))
+    """GET /games's query string."""
+
+    status = fields.String(
+        validate=validate.OneOf(["waiting", "playing", "over"]),
+        metadata={"description": "Only games in this status."},
+    )
+    game = fields.String(
+        validate=[validate.Length(max=40), plain_text],
+        metadata={
+            "description": "Only games of this kind, e.g. `sushi-go`.",
+            "pattern": PLAIN_TEXT_PATTERN,
+        },
+    )
+    limit = fields.Integer(
+        load_default=20,
+        validate=validate.Range(min=1, max=100),
+        metadata={"description": "The most games on one page."},
+    )
+    order = fields.String(
+        load_default="oldest",
+        validate=validate.OneOf(["oldest", "newest"]),
+        metadata={
+            "description": "`oldest`: games by creation time, oldest first (ties broken by "
+            "`id`); `newest`: the reverse, newest first (e.g. for a lobby)."
+        },
+    )
+    after = fields.String(
+        validate=validate.Length(max=200),
+        metadata={
+            "description": "The opaque `next` value of the previous page. A cursor is a position "
+            "in the list, not tied to an order: it lists the games after that position in the "
+            "`order` asked for, so a cursor from an `oldest` page used with `order=newest` lists "
+            "the games created before it (newest first), and vice versa. Pass the same `order` "
+            "on every page to walk the whole list."
+        },
+    )
 
 
 class EventsQuery(Strict):
-    after = fields.Integer(load_default=0, validate=validate.Range(min=0, max=2**31 - 1))
-    limit = fields.Integer(load_default=100, validate=validate.Range(min=1, max=500))
+    """GET /games/{id}/events's query string."""
+
+    after = fields.Integer(
+        load_default=0,
+        validate=validate.Range(min=0, max=MAX_VERSION),
+        metadata={"description": "Only events with a version greater than this."},
+    )
+    limit = fields.Integer(
+        load_default=100,
+        validate=validate.Range(min=1, max=500),
+        metadata={"description": "The most events on one page."},
+    )
 
 
 # --- responses ----------------------------------------------------------------------------------
@@ -346,7 +388,12 @@ class AuditReport(Schema):
 
 
 class StateQuery(Strict):
-    version = fields.Integer(validate=validate.Range(min=1, max=2**31 - 1))
+    """GET /games/{id}/state's query string."""
+
+    version = fields.Integer(
+        validate=validate.Range(min=1, max=MAX_VERSION),
+        metadata={"description": "The event after which to look (1 = just created)."},
+    )
 
 
 LONG_POLL_MAX_SECONDS = 30.0  # a long poll holds a server thread: keep it short
@@ -356,12 +403,31 @@ class GameQuery(Strict):
     """GET /games/{id}: a long poll with ``wait_after`` (a version) and ``wait_seconds``
     (ignored without ``wait_after``: generated clients send it whenever they can)."""
 
-    wait_after = fields.Integer(validate=validate.Range(min=0, max=2**31 - 1))
-    wait_seconds = fields.Float(validate=validate.Range(min=0, max=LONG_POLL_MAX_SECONDS))
+    wait_after = fields.Integer(
+        validate=validate.Range(min=0, max=MAX_VERSION),
+        metadata={
+            "description": "Wait until the game's version is greater than this (a long poll)."
+        },
+    )
+    wait_seconds = fields.Float(
+        validate=validate.Range(min=0, max=LONG_POLL_MAX_SECONDS),
+        metadata={
+            "description": "The longest wait, in seconds (decimals allowed); 30 when not given. "
+            "Ignored without `wait_after`."
+        },
+    )
 
 
 class StreamQuery(Strict):
-    after = fields.Integer(load_default=0, validate=validate.Range(min=0, max=2**31 - 1))
+    """GET /games/{id}/stream's query string."""
+
+    after = fields.Integer(
+        load_default=0,
+        validate=validate.Range(min=0, max=MAX_VERSION),
+        metadata={
+            "description": "Start after this version (ignored when `Last-Event-ID` is sent)."
+        },
+    )
 
 
 class EventPage(Schema):

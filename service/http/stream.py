@@ -64,14 +64,8 @@ def stream(game_id: str) -> Response:
       operationId: streamEvents
       parameters:
       - GameId
-      - name: after
-        in: query
-        description: Start after this version (ignored when `Last-Event-ID` is sent).
-        schema:
-          type: integer
-          minimum: 0
-          maximum: 2147483647
-          default: 0
+      - in: query
+        schema: StreamQuery
       - name: Last-Event-ID
         in: header
         description: The `id` of the last event received; resume after it.
