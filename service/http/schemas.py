@@ -35,7 +35,7 @@ class CreateGameRequest(Strict):
     rules = fields.Dict(
         keys=fields.String(),
         load_default=dict,
-        metadata={"description": ("The rules of the game named by `game`, in its own schema.")},
+        metadata={"description": "The rules of the game named by `game`, in its own schema."},
     )
     bots = fields.List(
         fields.Nested(lambda: BotRequest()),
@@ -52,8 +52,8 @@ class CreateGameRequest(Strict):
         validate=validate.Range(*TURN_SECONDS),
         metadata={
             "description": (
-                "Seconds each seat has for each move; when they run out, the `greedy` bot moves "
-                "for\n"
+                "Seconds each seat has for each move; when "
+                "they run out, the `greedy` bot moves for\n"
                 "the seat (`by: clock`). Omitted: no clock."
             )
         },
@@ -71,7 +71,7 @@ class BotRequest(Strict):
         required=True,
         validate=validate.Range(min=0, max=11),
         metadata={
-            "description": ("The bot's seat; it must exist in the game (else `422 invalid_bots`).")
+            "description": "The bot's seat; it must exist in the game (else `422 invalid_bots`)."
         },
     )
     kind = fields.String(
@@ -136,18 +136,22 @@ class ListGamesQuery(Strict):
         load_default="oldest",
         validate=validate.OneOf(["oldest", "newest"]),
         metadata={
-            "description": "`oldest`: games by creation time, oldest first (ties broken by "
-            "`id`); `newest`: the reverse, newest first (e.g. for a lobby)."
+            "description": (
+                "`oldest`: games by creation time, oldest first (ties broken by "
+                "`id`); `newest`: the reverse, newest first (e.g. for a lobby)."
+            )
         },
     )
     after = fields.String(
         validate=validate.Length(max=200),
         metadata={
-            "description": "The opaque `next` value of the previous page. A cursor is a position "
-            "in the list, not tied to an order: it lists the games after that position in the "
-            "`order` asked for, so a cursor from an `oldest` page used with `order=newest` lists "
-            "the games created before it (newest first), and vice versa. Pass the same `order` "
-            "on every page to walk the whole list."
+            "description": (
+                "The opaque `next` value of the previous page. A cursor is a position in "
+                "the list, not tied to an order: it lists the games after that position "
+                "in the `order` asked for, so a cursor from an `oldest` page used with "
+                "`order=newest` lists the games created before it (newest first), and "
+                "vice versa. Pass the same `order` on every page to walk the whole list."
+            )
         },
     )
 
@@ -184,7 +188,7 @@ class GameList(Schema):
     next = fields.String(
         allow_none=True,
         required=True,
-        metadata={"description": ("Pass as `after` for the next page; null on the last page.")},
+        metadata={"description": "Pass as `after` for the next page; null on the last page."},
     )
 
 
@@ -196,8 +200,8 @@ class SeatGranted(Schema):
         required=True,
         metadata={
             "description": (
-                "The seat's bearer token. **Shown only this once**: the service keeps only its "
-                "hash."
+                "The seat's bearer token. **Shown only this "
+                "once**: the service keeps only its hash."
             ),
             "minLength": 32,
         },
@@ -205,9 +209,7 @@ class SeatGranted(Schema):
     token_type = fields.String(required=True, metadata={"enum": ["Bearer"]})
     started = fields.Boolean(
         required=True,
-        metadata={
-            "description": ("Taking this seat started the game (it was the last free seat).")
-        },
+        metadata={"description": "Taking this seat started the game (it was the last free seat)."},
     )
 
 
@@ -215,7 +217,7 @@ class EventRecord(Schema):
     version = fields.Integer(
         required=True,
         metadata={
-            "description": ("The event's place in its game, from 1, without gaps."),
+            "description": "The event's place in its game, from 1, without gaps.",
             "minimum": 1,
         },
     )
@@ -224,12 +226,12 @@ class EventRecord(Schema):
         metadata={
             "description": (
                 "The event type. Lifecycle events shared by every game: `game_created` (rules,\n"
-                "seed commitment), `seat_taken`, `game_started`, `game_ended` (the last; reveals "
-                "the\n"
-                "seed). Sushi Go! adds `round_dealt`, `card_picked`, `turn_revealed`, "
-                "`round_scored`;\n"
-                "Sequence adds `cards_dealt`, `card_played`, `dead_card_discarded`, "
-                "`turn_passed`,\n"
+                "seed commitment), `seat_taken`, `game_started`, "
+                "`game_ended` (the last; reveals the\n"
+                "seed). Sushi Go! adds `round_dealt`, "
+                "`card_picked`, `turn_revealed`, `round_scored`;\n"
+                "Sequence adds `cards_dealt`, `card_played`, "
+                "`dead_card_discarded`, `turn_passed`,\n"
                 "`sequence_completed`, `deck_reshuffled`."
             ),
             "enum": [
@@ -261,48 +263,50 @@ class EventRecord(Schema):
             "description": (
                 "The event's facts, game-specific. Sushi Go! (schema version 1 unless said):\n"
                 "\n"
-                "- `game_created`: `{game, rules, seed_commitment, shuffle, bots?, "
-                "turn_seconds?}`;\n"
+                "- `game_created`: `{game, rules, seed_commitment, "
+                "shuffle, bots?, turn_seconds?}`;\n"
                 "  `bots`: `[{seat, kind, name}]`, the seats reserved for bots (only if any);\n"
                 "  `turn_seconds`: the turn clock (only if set)\n"
                 "- `seat_taken`: `{seat, name, bot?}`; `bot`: the kind of bot that took the seat\n"
                 "- `game_started`: `{seats: [names]}`\n"
-                "- `round_dealt` (schema version 2; v1 lacked `deck_offset`): `{round, "
-                "deck_offset,\n"
+                "- `round_dealt` (schema version 2; v1 lacked "
+                "`deck_offset`): `{round, deck_offset,\n"
                 "  hands: [[card…] per seat], dummy_pile (dummy variant)}`;\n"
                 "  before the end another seat's hand and the dummy pile are null, and\n"
                 "  `hand_sizes` and `redacted` are added\n"
-                "- `card_picked`: `{seat, round, turn, cards, chopsticks, dummy_card?, "
-                "use_wasabi?,\n"
-                "  auto, by?}` (`by`: `bot` or `clock` when the service picked for the seat); "
-                "another\n"
-                "  seat's pick of the current turn keeps only `{seat, round, turn}` plus "
-                "`redacted`\n"
-                "- `turn_revealed`: `{round, turn, picks: [{seat, cards, chopsticks, dummy_card?,\n"
+                "- `card_picked`: `{seat, round, turn, cards, "
+                "chopsticks, dummy_card?, use_wasabi?,\n"
+                "  auto, by?}` (`by`: `bot` or `clock` when "
+                "the service picked for the seat); another\n"
+                "  seat's pick of the current turn keeps "
+                "only `{seat, round, turn}` plus `redacted`\n"
+                "- `turn_revealed`: `{round, turn, picks: "
+                "[{seat, cards, chopsticks, dummy_card?,\n"
                 "  use_wasabi?}]}`\n"
-                "- `round_scored`: `{round, scores: [per scored seat: points per category, "
-                "total]}`\n"
+                "- `round_scored`: `{round, scores: [per "
+                "scored seat: points per category, total]}`\n"
                 "- `game_ended`: `{puddings: [{count, points}], totals, winners, seed}`\n"
                 "\n"
                 "Sequence (schema version 1; cells are `[row, column]`):\n"
                 "\n"
-                "- `game_created`: `{game, rules: {players, teams, advanced_jacks}, "
-                "seed_commitment,\n"
+                "- `game_created`: `{game, rules: {players, "
+                "teams, advanced_jacks}, seed_commitment,\n"
                 "  shuffle, bots?, turn_seconds?}`; `seat_taken` and `game_started` as above\n"
-                "- `cards_dealt`: `{hands: [[card…] per seat]}`; before the end another seat's "
-                "hand\n"
+                "- `cards_dealt`: `{hands: [[card…] per "
+                "seat]}`; before the end another seat's hand\n"
                 "  is null, and `hand_sizes` and `redacted` are added\n"
-                "- `card_played`: `{seat, turn, team, card, cell, removed, drawn, by?}`: `cell` "
-                "where a\n"
-                "  chip was placed, or `removed` where a one-eyed jack took one (the other null);\n"
+                "- `card_played`: `{seat, turn, team, card, "
+                "cell, removed, drawn, by?}`: `cell` where a\n"
+                "  chip was placed, or `removed` where a "
+                "one-eyed jack took one (the other null);\n"
                 "  `drawn`, the card the service drew for the seat, is null for other viewers\n"
                 "  (`redacted: [drawn]`) before the end\n"
                 "- `dead_card_discarded`: `{seat, turn, card, drawn, by?}` (Q7), `drawn` hidden\n"
                 "  likewise\n"
                 "- `turn_passed`: `{seat, turn, auto, by?}` (Q8; `auto`: passed by the service);\n"
                 "  `by` (`bot`, `clock`) marks a move the service made for the seat\n"
-                "- `sequence_completed`: `{seat, team, count, sequences: [{team, cells, "
-                "count}]}`:\n"
+                "- `sequence_completed`: `{seat, team, count, "
+                "sequences: [{team, cells, count}]}`:\n"
                 "  the team's sequences after the placement (Q9/Q10)\n"
                 "- `deck_reshuffled`: `{reshuffle, cards, stream_offset}`: the discard pile, in\n"
                 "  order, shuffled into a new draw pile from word `stream_offset` of the seed's\n"
@@ -366,14 +370,12 @@ class AuditReport(Schema):
     )  # versions of redacted events
     reason = fields.String(
         allow_none=True,
-        metadata={"description": ("Why the game could not be replayed, if it could not.")},
+        metadata={"description": "Why the game could not be replayed, if it could not."},
     )
     error = fields.String(allow_none=True)
     points = fields.Dict(
         keys=fields.String(),
-        metadata={
-            "description": ("Whether the provenance's points add up to the recorded scores.")
-        },
+        metadata={"description": "Whether the provenance's points add up to the recorded scores."},
     )
     recorded_totals = fields.List(fields.Integer(), allow_none=True)
     recorded_winners = fields.List(fields.Integer(), allow_none=True)
@@ -412,8 +414,10 @@ class GameQuery(Strict):
     wait_seconds = fields.Float(
         validate=validate.Range(min=0, max=LONG_POLL_MAX_SECONDS),
         metadata={
-            "description": "The longest wait, in seconds (decimals allowed); 30 when not given. "
-            "Ignored without `wait_after`."
+            "description": (
+                "The longest wait, in seconds (decimals allowed); "
+                "30 when not given. Ignored without `wait_after`."
+            )
         },
     )
 
@@ -444,7 +448,7 @@ class EventPage(Schema):
         allow_none=True,
         required=True,
         metadata={
-            "description": ("The `after` of the next page; null when this page reaches `version`."),
+            "description": "The `after` of the next page; null when this page reaches `version`.",
             "minimum": 1,
         },
     )

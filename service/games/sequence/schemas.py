@@ -38,7 +38,7 @@ class SequenceRules(Strict):
     )
     advanced_jacks = StrictBoolean(
         metadata={
-            "description": ("A one-eyed jack may also remove a chip of a completed sequence (Q11).")
+            "description": "A one-eyed jack may also remove a chip of a completed sequence (Q11)."
         }
     )
 
@@ -180,9 +180,7 @@ class SequenceSeatView(Schema):
     bot = fields.String(
         allow_none=True,
         required=True,
-        metadata={
-            "description": ("The kind of bot playing the seat (`random`, `greedy`), or null.")
-        },
+        metadata={"description": "The kind of bot playing the seat (`random`, `greedy`), or null."},
     )  # the kind of bot playing the seat
     team = fields.Integer(required=True, metadata={"minimum": 0})
     hand_size = fields.Integer(required=True, metadata={"minimum": 0})
@@ -209,9 +207,7 @@ class SequenceYouView(Schema):
     can_discard = fields.Boolean(
         required=True,
         metadata={
-            "description": (
-                "It is your turn, and you may still discard a dead card this turn (Q7)."
-            )
+            "description": "It is your turn, and you may still discard a dead card this turn (Q7)."
         },
     )
     plays = fields.List(
@@ -219,10 +215,10 @@ class SequenceYouView(Schema):
         required=True,
         metadata={
             "description": (
-                "On your turn, each distinct card of your hand with every cell it can be played "
-                "on now\n"
-                "(Q6; a one-eyed jack lists the chips it may remove, Q10/Q11). A dead card lists "
-                "no\n"
+                "On your turn, each distinct card of your hand "
+                "with every cell it can be played on now\n"
+                "(Q6; a one-eyed jack lists the chips it may "
+                "remove, Q10/Q11). A dead card lists no\n"
                 "cell. Empty when it is not your turn."
             )
         },
@@ -265,7 +261,7 @@ class SequenceView(Schema):
         allow_none=True,
         required=True,
         metadata={
-            "description": ("The turn clock's seconds per turn; null when the game has no clock."),
+            "description": "The turn clock's seconds per turn; null when the game has no clock.",
             "minimum": 1,
         },
     )
@@ -273,8 +269,8 @@ class SequenceView(Schema):
         allow_none=True,
         metadata={
             "description": (
-                "When the current turn times out: then the `greedy` bot moves for the seat to "
-                "move\n"
+                "When the current turn times out: then the "
+                "`greedy` bot moves for the seat to move\n"
                 "(`by: clock`). Null without a clock. Not in past states (`/state`)."
             )
         },
@@ -288,7 +284,7 @@ class SequenceView(Schema):
         fields.List(fields.String()),
         required=True,
         metadata={
-            "description": ("The 10×10 layout (Q1), row 0 first; `XX` marks the corners."),
+            "description": "The 10×10 layout (Q1), row 0 first; `XX` marks the corners.",
             "minItems": 10,
             "maxItems": 10,
         },
@@ -297,7 +293,7 @@ class SequenceView(Schema):
         fields.List(fields.Integer(allow_none=True)),
         required=True,
         metadata={
-            "description": ("Per row and column, the team whose chip is on the cell, or null."),
+            "description": "Per row and column, the team whose chip is on the cell, or null.",
             "minItems": 10,
             "maxItems": 10,
         },
@@ -305,7 +301,7 @@ class SequenceView(Schema):
     sequences = fields.List(
         fields.Nested(SequenceRun),
         required=True,
-        metadata={"description": ("Every run holding a sequence (Q9/Q10); its chips are locked.")},
+        metadata={"description": "Every run holding a sequence (Q9/Q10); its chips are locked."},
     )
     teams = fields.List(fields.Nested(SequenceTeam), required=True)
     to_win = fields.Integer(
@@ -320,16 +316,14 @@ class SequenceView(Schema):
         CARD,
         required=True,
         metadata={
-            "description": (
-                "Cards played or discarded since the last reshuffle, oldest first (Q8)."
-            )
+            "description": "Cards played or discarded since the last reshuffle, oldest first (Q8)."
         },
     )
     draw_pile_size = fields.Integer(required=True, metadata={"minimum": 0, "maximum": 104})
     passes_in_a_row = fields.Integer(
         required=True,
         metadata={
-            "description": ("Seats that passed in a row; when every seat has, it is a draw (Q8)."),
+            "description": "Seats that passed in a row; when every seat has, it is a draw (Q8).",
             "minimum": 0,
         },
     )
@@ -343,7 +337,7 @@ class SequenceView(Schema):
     )
     winners = fields.List(
         fields.Integer(),
-        metadata={"description": ("Once over. The seats of the winning team (none after a draw).")},
+        metadata={"description": "Once over. The seats of the winning team (none after a draw)."},
     )
     totals = fields.List(
         fields.Integer(), metadata={"description": "Once over. Sequences per team."}
@@ -351,7 +345,7 @@ class SequenceView(Schema):
     seed = fields.String(metadata={"pattern": "^[0-9a-f]{64}$"})
     draw_pile = fields.List(
         CARD,
-        metadata={"description": ("Once over. What was left of the draw pile, top first.")},
+        metadata={"description": "Once over. What was left of the draw pile, top first."},
     )
 
 

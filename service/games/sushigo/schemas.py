@@ -24,7 +24,7 @@ class SushiGoRules(Strict):
     pass_direction = fields.String(validate=validate.OneOf(PASS_DIRECTIONS))
     dummy = StrictBoolean(
         metadata={
-            "description": ("The 2-player dummy variant (S17), `gamewright` with 2 players only.")
+            "description": "The 2-player dummy variant (S17), `gamewright` with 2 players only."
         }
     )
 
@@ -75,9 +75,10 @@ class SushiGoMove(Strict):
         validate=validate.Length(min=1, max=2),
         metadata={
             "description": (
-                "Zoch edition only (S9): per card of `cards`, in the same order, whether a nigiri\n"
-                "goes onto a free wasabi. Must have as many entries as `cards`. Omitted or null: "
-                "yes."
+                "Zoch edition only (S9): per card of `cards`, "
+                "in the same order, whether a nigiri\n"
+                "goes onto a free wasabi. Must have as many "
+                "entries as `cards`. Omitted or null: yes."
             )
         },
     )
@@ -113,7 +114,7 @@ class Tableau(Schema):
         CARD,
         required=True,
         metadata={
-            "description": ("The nigiri placed onto a wasabi (S8/S9); they are in `cards` too.")
+            "description": "The nigiri placed onto a wasabi (S8/S9); they are in `cards` too."
         },
     )
 
@@ -127,7 +128,7 @@ class PickView(Schema):
     use_wasabi = fields.List(fields.Boolean())
     auto = fields.Boolean(
         required=True,
-        metadata={"description": ("The service picked the last card automatically (S5).")},
+        metadata={"description": "The service picked the last card automatically (S5)."},
     )
     by = fields.String(
         metadata={
@@ -156,8 +157,8 @@ class SeatView(Schema):
         required=True,
         metadata={
             "description": (
-                "The kind of bot playing the seat (`random`, `greedy`), from the game's creation "
-                "on;\n"
+                "The kind of bot playing the seat (`random`, "
+                "`greedy`), from the game's creation on;\n"
                 "null for a person's seat."
             )
         },
@@ -174,9 +175,7 @@ class SeatView(Schema):
     )
     picked = fields.Boolean(
         required=True,
-        metadata={
-            "description": ("Whether the seat has picked this turn (not what it picked, S4).")
-        },
+        metadata={"description": "Whether the seat has picked this turn (not what it picked, S4)."},
     )
     tableau = fields.Nested(Tableau, required=True)
     puddings = fields.Integer(
@@ -185,9 +184,7 @@ class SeatView(Schema):
     )
     score = fields.Integer(
         required=True,
-        metadata={
-            "description": ("Points from the rounds scored so far (and puddings, once over).")
-        },
+        metadata={"description": "Points from the rounds scored so far (and puddings, once over)."},
     )
     hand = fields.List(
         CARD,
@@ -213,7 +210,7 @@ class DummyView(Schema):
         allow_none=True,
         required=True,
         metadata={
-            "description": ("The seat controlling the dummy this turn (null unless playing)."),
+            "description": "The seat controlling the dummy this turn (null unless playing).",
             "minimum": 0,
             "maximum": 1,
         },
@@ -240,7 +237,7 @@ class YouView(Schema):
     hand = fields.List(
         CARD,
         required=True,
-        metadata={"description": ("Your hand (after your pick, if you have picked this turn).")},
+        metadata={"description": "Your hand (after your pick, if you have picked this turn)."},
     )
     pick = fields.Nested(
         PickView,
@@ -251,17 +248,15 @@ class YouView(Schema):
     controls_dummy = fields.Boolean(
         required=True,
         metadata={
-            "description": (
-                "You control the dummy this turn; name `dummy_card` in your pick (S17)."
-            )
+            "description": "You control the dummy this turn; name `dummy_card` in your pick (S17)."
         },
     )
     chopsticks_available = fields.Boolean(
         required=True,
         metadata={
             "description": (
-                "A chopsticks card placed in an earlier turn lies in front of you: you may pick "
-                "two\n"
+                "A chopsticks card placed in an earlier turn "
+                "lies in front of you: you may pick two\n"
                 "cards (S6), if your hand holds enough."
             )
         },
@@ -301,7 +296,7 @@ class SushiGoView(Schema):
     seed_commitment = fields.String(
         required=True,
         metadata={
-            "description": ("SHA-256 of the game's secret seed, published at creation (S18)."),
+            "description": "SHA-256 of the game's secret seed, published at creation (S18).",
             "pattern": "^[0-9a-f]{64}$",
         },
     )
@@ -316,9 +311,7 @@ class SushiGoView(Schema):
     turn = fields.Integer(
         required=True,
         metadata={
-            "description": (
-                "The current turn within the round, from 1 (0 before the game starts)."
-            ),
+            "description": "The current turn within the round, from 1 (0 before the game starts).",
             "minimum": 0,
         },
     )
@@ -326,16 +319,17 @@ class SushiGoView(Schema):
         allow_none=True,
         required=True,
         metadata={
-            "description": ("The turn clock's seconds per turn; null when the game has no clock."),
+            "description": "The turn clock's seconds per turn; null when the game has no clock.",
             "minimum": 1,
         },
     )
     turn_deadline = fields.AwareDateTime(
         metadata={
             "description": (
-                "When the current turn times out: then the `greedy` bot picks for every seat that\n"
-                "has not (`by: clock`). Only with a clock, while a turn waits for someone; in a "
-                "past\n"
+                "When the current turn times out: then the "
+                "`greedy` bot picks for every seat that\n"
+                "has not (`by: clock`). Only with a clock, "
+                "while a turn waits for someone; in a past\n"
                 "state (`/state`), the deadline that turn had."
             )
         }
@@ -346,15 +340,13 @@ class SushiGoView(Schema):
     winners = fields.List(
         fields.Integer(),
         metadata={
-            "description": ("Once over. The winning seats; several when they share the win (S16)."),
+            "description": "Once over. The winning seats; several when they share the win (S16).",
             "minItems": 1,
         },
     )
     totals = fields.List(
         fields.Integer(),
-        metadata={
-            "description": ("Once over. Final totals per scored seat (the dummy last, S17).")
-        },
+        metadata={"description": "Once over. Final totals per scored seat (the dummy last, S17)."},
     )
     seed = fields.String(
         metadata={
@@ -405,7 +397,7 @@ class SeatRound(Schema):
         values=fields.Raw(),
         required=True,
         metadata={
-            "description": ("`{plain: {kind: count}, on_wasabi: {kind: count}, points}` (S8–S10).")
+            "description": "`{plain: {kind: count}, on_wasabi: {kind: count}, points}` (S8–S10)."
         },
     )
     wasabi = fields.Dict(
@@ -418,9 +410,7 @@ class SeatRound(Schema):
         keys=fields.String(),
         values=fields.Integer(),
         required=True,
-        metadata={
-            "description": ("`{count, points}`; puddings score at the end of the game (S13).")
-        },
+        metadata={"description": "`{count, points}`; puddings score at the end of the game (S13)."},
     )
     total = fields.Integer(required=True)
 
@@ -457,21 +447,17 @@ class SushiGoScoreSheet(Schema):
         allow_none=True,
         required=True,
         metadata={
-            "description": (
-                "Pudding scores per scored seat (S13–S15); null until the game is over."
-            )
+            "description": "Pudding scores per scored seat (S13–S15); null until the game is over."
         },
     )
     totals = fields.List(
         fields.Nested(SeatTotal),
         required=True,
-        metadata={
-            "description": ("Totals so far per scored seat (the dummy, named `dummy`, last).")
-        },
+        metadata={"description": "Totals so far per scored seat (the dummy, named `dummy`, last)."},
     )
     winners = fields.List(
         fields.Integer(),
         allow_none=True,
         required=True,
-        metadata={"description": ("The winning seats (S16); null until the game is over.")},
+        metadata={"description": "The winning seats (S16); null until the game is over."},
     )
