@@ -16,6 +16,7 @@ from service.store.exports import read_export
 def replay_command(source: str, console: Console | None = None) -> int:
     """Print the game of ``source`` (a file or a game's URL); 0 if it could be read, else 1."""
     console = console or Console(highlight=False)
+    games = load_games()  # registering a game adds it to the domain's GAMES too
     try:
         records = parse_export(read_export(source))
         name = records[0].get("data", {}).get("game") if records else None
@@ -28,7 +29,7 @@ def replay_command(source: str, console: Console | None = None) -> int:
             else game.upcast(Event(r["type"], r["data"], r["schema_version"]))
             for r in records
         ]
-        show = load_games()[name].replay
+        show = games[name].replay
         if show is not None:
             show(events, console)
     except (OSError, ValueError, KeyError, TypeError, IndexError) as exc:

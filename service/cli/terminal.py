@@ -11,6 +11,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
 
 from domain.audit import audit_export, failed_report
+from service.games.registry import load_games
 from service.store.exports import read_export
 
 PASS, FAIL, UNCHECKED = "[green]✓[/]", "[red]✗[/]", "[dim]–[/]"
@@ -35,6 +36,7 @@ def audit_source(source: str) -> dict[str, Any]:
 
 def audit_command(sources: Sequence[str], as_json: bool, console: Console | None = None) -> int:
     """Audit every source; 0 if all pass, else 1."""
+    load_games()  # every registered game's exports can be audited, not only the domain's list
     console = console or Console(highlight=False)
     reports = []
     if len(sources) == 1:
