@@ -10,6 +10,7 @@ from typing import Any
 from flask import Flask
 from psycopg_pool import ConnectionPool
 
+from service.games.registry import load_games
 from service.http import abuse, idempotency, problems
 from service.http.api import api
 from service.http.stream import stream_api
@@ -45,6 +46,7 @@ def create_app(
     if pool is None:
         pool = db.make_pool(database_url or db.database_url())
         atexit.register(pool.close)
+    load_games()  # every game package registers itself now, not in a request's thread
     games = app.extensions["cardroom"] = GameService(EventStore(pool))
     sweeper = app.extensions["cardroom_clock"] = clock.Sweeper(
         games, app.config["CARDROOM_CLOCK_INTERVAL"] or clock.DEFAULT_INTERVAL
