@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed-stamp
 HOST   ?= 127.0.0.1
 PORT   ?= 8000
 
-.PHONY: run test lint bench migrate clean chromium
+.PHONY: run test lint bench migrate clean chromium openapi
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -38,8 +38,13 @@ chromium:
 	      { apt-get update && apt-get install -y --no-install-recommends chromium; }; }; } || \
 	  { echo "The browser tests need Chromium: apt-get install chromium, or set CARDROOM_CHROMIUM" >&2; exit 1; }
 
+# The contract is generated from the routes and the marshmallow schemas (service/http/contract.py).
+openapi: $(STAMP)
+	$(VENV)/bin/cardroom openapi > openapi.yaml
+
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/mypy
 
 bench: $(STAMP)
 	$(PY) -m bench.run

@@ -137,7 +137,7 @@ def _audit(records: Sequence[Mapping[str, Any]], report: dict[str, Any]) -> None
     if created["type"] != GAME_CREATED:
         raise MalformedExport(f"the first event is {created['type']!r}, not {GAME_CREATED!r}")
     name = created["data"].get("game")
-    game = GAMES.get(name)  # type: ignore[arg-type]
+    game = GAMES.get(name)
     if game is None:
         raise MalformedExport(f"unknown game {name!r}; this audit knows {sorted(GAMES)}")
     report["game"] = name
@@ -193,10 +193,10 @@ def _check_fields(records: Sequence[Mapping[str, Any]]) -> None:
 
 def _chain(records: Sequence[Mapping[str, Any]], redacted: list[int]) -> dict[str, Any]:
     if all(r["hash"] is None for r in records):
-        detail = "the export carries no hashes (it was made before the game ended)"
-        return {"ok": None, "first_bad_version": None, "detail": detail}
+        unhashed = "the export carries no hashes (it was made before the game ended)"
+        return {"ok": None, "first_bad_version": None, "detail": unhashed}
     bad = first_break(records)
-    detail = None
+    detail: str | None = None
     if bad is not None:
         detail = f"the hash chain breaks at version {bad}"
         if redacted and bad >= redacted[0]:

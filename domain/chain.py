@@ -45,7 +45,7 @@ def first_break(records: Iterable[Mapping[str, Any]]) -> int | None:
     export lines: ``game_id``, ``version``, ``type``, ``schema_version``, ``data``, ``hash``."""
     previous, expected = GENESIS, 1
     for record in records:
-        version = record["version"]
+        version: int = record["version"]
         if version != expected:
             return expected if version > expected else version
         computed = event_hash(

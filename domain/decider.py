@@ -164,7 +164,8 @@ S = TypeVar("S")
 class Game(Protocol[S]):
     """What a game module provides. Storage and HTTP use only this."""
 
-    name: str
+    @property
+    def name(self) -> str: ...
 
     def initial_state(self) -> S: ...
 
@@ -267,12 +268,14 @@ class GamePackage:
 
     @staticmethod
     def seat_count(state: Any) -> int:
-        return state.rules.players if state.rules else 0
+        return int(state.rules.players) if state.rules else 0
 
     @staticmethod
     def bots(state: Any) -> Mapping[int, str]:
-        return state.bots
+        bots: Mapping[int, str] = state.bots
+        return bots
 
     @staticmethod
     def turn_seconds(state: Any) -> int | None:
-        return state.turn_seconds
+        seconds: int | None = state.turn_seconds
+        return seconds

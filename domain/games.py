@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from .decider import Game
 from .sequence import SEQUENCE
 from .sushigo import SUSHI_GO
 
-GAMES: dict[str, Game] = {SUSHI_GO.name: SUSHI_GO, SEQUENCE.name: SEQUENCE}
+GAMES: dict[str, Game[Any]] = {SUSHI_GO.name: SUSHI_GO, SEQUENCE.name: SEQUENCE}

@@ -64,7 +64,8 @@ def run(
         raise RuntimeError(f"bots made {MAX_BOT_MOVES} moves without the game waiting for anyone")
     seconds = turn_seconds(game, state)
     timed = started is not None and seconds and awaiting(game, state)
-    return Outcome(events, state, (started, seconds) if timed else None, timeouts)
+    deadline = (started, seconds) if timed and started is not None and seconds else None
+    return Outcome(events, state, deadline, timeouts)
 
 
 def _timeout(game: Game[Any], state: Any, seed: bytes) -> MakeMove:

@@ -29,9 +29,8 @@ from domain.decider import (
     Viewer,
     commitment,
 )
-from service import autoplay, faults
-from service.games.registry import ADAPTERS, GameAdapter
-from service.http.problems import Problem, from_domain
+from service import autoplay, errors, faults
+from service.games.registry import GameAdapter, load_games
 from service.store.deadlines import Deadlines
 from service.store.events import EventStore, VersionConflict
 from service.store.receipts import Receipt
@@ -53,10 +52,11 @@ class Loaded:
 
 
 def adapter_for(name: str) -> GameAdapter:
-    adapter = ADAPTERS.get(name)
+    adapters = load_games()
+    adapter = adapters.get(name)
     if adapter is None:
-        raise Problem(
-            422, "unknown_game", f"unknown game {name!r}; this service hosts {sorted(ADAPTERS)}"
+        raise errors.rule_broken(
+            "unknown_game", f"unknown game {name!r}; this service hosts {sorted(adapters)}"
         )
     return adapter
 
@@ -178,7 +178,7 @@ class GameService:
         adapter = adapter_for(name)
         game = adapter.game
         if (bots or turn_seconds) and not autoplay.has_bots(game):
-            raise Problem(422, "invalid_bots", f"{name} has no bots and no turn clock yet")
+            raise errors.rule_broken("invalid_bots", f"{name} has no bots and no turn clock yet")
         seed = secrets.token_bytes(32)
         command = CreateGame(options, commitment(seed), seed, tuple(bots), turn_seconds)
         outcome = autoplay.run(adapter, game.initial_state(), seed, [command])
@@ -259,7 +259,7 @@ class GameService:
         try:
             return autoplay.run(loaded.adapter, loaded.state, seed, [command])
         except DomainError as error:
-            raise from_domain(error, **loaded.adapter.position(loaded.state)) from None
+            raise errors.refused(error, **loaded.adapter.position(loaded.state)) from None
 
     def time_out(self, game_id: UUID, version: int) -> int:
         """Make the moves the turn whose deadline row is at ``version`` still waits for (the
@@ -298,8 +298,7 @@ def _check_turn(loaded: Loaded, turn: Any) -> None:
         return
     where = adapter.position(state)
     named = _turn_words(adapter, turn)
-    raise Problem(
-        409,
+    raise errors.conflict(
         "stale_move",
         f"this move was sent for {named}, but the game is at {_turn_words(adapter, current)}"
         f" (version {where['version']}): that turn is over, and nothing was recorded; read the"
@@ -315,12 +314,11 @@ def _turn_words(adapter: GameAdapter, turn: Any) -> str:
     )
 
 
-def _too_busy(loaded: Loaded | None = None) -> Problem:
+def _too_busy(loaded: Loaded | None = None) -> errors.ServiceError:
     where = {} if loaded is None else loaded.adapter.position(loaded.state)
-    return Problem(
-        409,
+    return errors.conflict(
         "too_many_conflicts",
         "the game changed under this request too many times in a row; send it again",
-        headers={"Retry-After": "1"},
+        retry_after=1,
         **where,
     )

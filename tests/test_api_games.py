@@ -37,8 +37,8 @@ from domain.decider import Event, fold
 from domain.sushigo import SUSHI_GO
 from domain.sushigo.cards import KINDS
 from domain.sushigo.shuffle import shuffled
+from service.errors import ServiceError
 from service.http.app import create_app
-from service.http.problems import Problem
 from service.play import GameService
 from service.store.events import EventStore
 
@@ -696,7 +696,8 @@ def test_422_invalid_rules(module_api: ApiClient, players: int, rules: dict[str,
 
 @pytest.mark.parametrize("game", ["chess", "sushi_go", "Sushi-Go", "Sequence"])
 def test_422_unknown_game(module_api: ApiClient, game: str) -> None:
-    response = module_api.post("/games", {"game": game, "players": 3})
+    # The contract lists the games (a union on `game`): it refuses the request too.
+    response = module_api.post("/games", {"game": game, "players": 3}, request_valid=False)
     problem = expect_problem(response, 422, "unknown_game")
     assert "sushi-go" in problem["detail"] and "sequence" in problem["detail"]
 
@@ -907,10 +908,10 @@ def test_a_pick_that_loses_a_race_is_not_replayed_in_the_next_turn(
     racer = _StaleOnce(store, stale)
     from domain.sushigo import Pick
 
-    with pytest.raises(Problem) as refused:
+    with pytest.raises(ServiceError) as refused:
         racer.move(gid, 0, Pick((common[0],)), (1, 1))  # B, sent for round 1, turn 1
-    assert refused.value.code == "stale_move" and refused.value.status == 409
-    assert refused.value.extra == {"version": view_version(table), "round": 1, "turn": 2}
+    assert refused.value.code == "stale_move" and refused.value.kind == "conflict"  # a 409
+    assert refused.value.where == {"version": view_version(table), "round": 1, "turn": 2}
     view = table.players[0].client.game(table.game_id)
     assert view["turn"] == 2 and view["you"]["pick"] is None
     table.close()

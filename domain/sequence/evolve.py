@@ -5,6 +5,7 @@ as where it comes from (``State.pile_base``/``pile_offset``) and how much of it 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import partial
 from typing import Any
 
@@ -49,7 +50,7 @@ def _on_dealt(state: State, data: Any, version: int) -> State:
     )
 
 
-def _exchanged(state: State, seat: int, card: str, drawn: str | None) -> tuple:
+def _exchanged(state: State, seat: int, card: str, drawn: str | None) -> tuple[Any, ...]:
     """The hands after ``seat`` gave up ``card`` and drew ``drawn``."""
     hand = list(state.hands[seat])
     hand.remove(card)
@@ -128,7 +129,7 @@ def _on_ended(state: State, data: Any, version: int) -> State:
     )
 
 
-_APPLY = {
+_APPLY: dict[str, Callable[[State, Any, int], State]] = {
     GAME_CREATED: partial(on_created, parse_rules=parse_rules),
     SEAT_TAKEN: on_seat_taken,
     GAME_STARTED: _on_started,

@@ -41,8 +41,8 @@ def play_random_game(
     for _ in range(max_moves):
         if state.over:
             break
-        seat = state.current
-        assert seat is not None
-        new, state = execute(state, MakeMove(seat, random_move(state, seat, rng), seed))
+        mover = state.current
+        assert mover is not None
+        new, state = execute(state, MakeMove(mover, random_move(state, mover, rng), seed))
         events += new
     return events, state

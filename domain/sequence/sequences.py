@@ -28,7 +28,7 @@ class Run(NamedTuple):
     team: int
     line: int
     cells: tuple[Cell, ...]
-    count: int
+    count: int  # type: ignore[assignment]  # shadows tuple.count, which nothing here calls
 
     def to_json(self) -> dict[str, object]:
         return {"team": self.team, "cells": [list(c) for c in self.cells], "count": self.count}

@@ -16,6 +16,7 @@ Event types (schema version 1 unless said), in the order a game records them:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import partial
 from typing import Any
 
@@ -428,7 +429,7 @@ def _on_ended(state: State, data: Any, version: int) -> State:
     )
 
 
-_APPLY = {
+_APPLY: dict[str, Callable[[State, Any, int], State]] = {
     GAME_CREATED: partial(on_created, parse_rules=parse_rules),
     SEAT_TAKEN: on_seat_taken,
     GAME_STARTED: _on_started,

@@ -49,6 +49,9 @@ def _parser() -> argparse.ArgumentParser:
     replay.add_argument(
         "source", metavar="FILE|URL", help="an export, or http(s)://host/games/<id>"
     )
+    commands.add_parser(
+        "openapi", help="print the API's contract (openapi.yaml), generated from the code"
+    )
     return parser
 
 
@@ -99,7 +102,7 @@ def _end_live_requests_on_exit(worker: Any) -> None:
 def _run_gunicorn(options: dict[str, Any]) -> None:
     from gunicorn.app.base import BaseApplication
 
-    class Application(BaseApplication):  # type: ignore[misc]
+    class Application(BaseApplication):
         def load_config(self) -> None:
             for key, value in options.items():
                 self.cfg.set(key, value)
@@ -134,9 +137,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return audit_command(args.files, args.json)
     elif args.command == "replay":
-        from service.games.sushigo.replay_view import replay_command
+        from service.cli.replay import replay_command
 
         return replay_command(args.source)
+    elif args.command == "openapi":
+        from service.http import contract
+
+        print(contract.to_yaml(contract.build(contract.routes_app())), end="")
     return 0
 
 

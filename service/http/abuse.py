@@ -88,7 +88,8 @@ def _limits(app: Flask) -> None:
 
         # The limit is checked by the wrapper: it must be what the route calls.
         view = app.view_functions[endpoint]
-        app.view_functions[endpoint] = limiter.limit(value, key_func=per, methods=["POST"])(view)
+        # flask-limiter types its wrapper as possibly async; these views are sync.
+        app.view_functions[endpoint] = limiter.limit(value, key_func=per, methods=["POST"])(view)  # type: ignore[assignment]
 
     @app.errorhandler(RateLimitExceeded)
     def too_many(error: RateLimitExceeded) -> Response:

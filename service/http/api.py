@@ -130,6 +130,120 @@ def game_url(game_id: UUID) -> str:
 
 @api.post("/games")
 def create_game() -> Response:
+    """
+    ---
+    post:
+      tags:
+      - games
+      operationId: createGame
+      parameters:
+      - IdempotencyKey
+      summary: Create a game
+      description: |
+        Creates a game with the given rules; nobody is seated yet (status `waiting`). The
+        answer is the spectator's view of the new game. The game's secret 32-byte seed is
+        drawn now; only its SHA-256 (`seed_commitment`) is published until the game ends (S18).
+
+        **Bots.** `bots` reserves seats for the service's built-in bots (`random`: a legal pick
+        at random, its numbers derived from the game's secret seed; `greedy`: the pick worth
+        the most points now). A bot takes its seat as soon as every seat before it is taken
+        (at once if it comes first), and moves as soon as a turn needs it, in the same append
+        as the move or join that led there: its picks are ordinary `card_picked` events with
+        `by: bot`. If bots take every seat, the game is played to its end before this answer.
+
+        **Turn clock.** With `turn_seconds`, every turn has a deadline (`turn_deadline` in the
+        view); when it passes, the `greedy` bot picks for each seat that has not, marked
+        `by: clock` (a few seconds late at most: the service checks every second).
+      security: []
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema: {$ref: '#/components/schemas/CreateGameRequest'}
+            examples:
+              fourPlayers:
+                summary: A 4-player game, Gamewright edition
+                value:
+                  game: sushi-go
+                  players: 4
+              dummy:
+                summary: The 2-player dummy variant (S17)
+                value:
+                  game: sushi-go
+                  players: 2
+                  rules:
+                    dummy: true
+              zoch:
+                summary: Zoch edition, alternating pass direction
+                value:
+                  game: sushi-go
+                  players: 5
+                  rules:
+                    edition: zoch
+                    pass_direction: alternate
+              sequence:
+                summary: Sequence, 6 players in 3 teams of 2 (Q4)
+                value:
+                  game: sequence
+                  players: 6
+                  rules:
+                    teams: 3
+              bots:
+                summary: One person against three bots, 30 seconds per turn
+                value:
+                  game: sushi-go
+                  players: 4
+                  bots:
+                  - seat: 1
+                    kind: greedy
+                  - seat: 2
+                    kind: random
+                    name: Rita
+                  - seat: 3
+                    kind: greedy
+                  turn_seconds: 30
+      responses:
+        '201':
+          description: The game was created. Its spectator's view.
+          headers:
+            Location:
+              $ref: '#/components/headers/GameLocation'
+            Idempotent-Replayed:
+              $ref: '#/components/headers/IdempotentReplayed'
+          content:
+            application/json:
+              schema: {$ref: '#/components/schemas/GameView'}
+          links:
+            JoinGame:
+              operationId: joinGame
+              parameters:
+                game_id: $response.body#/id
+            GetGame:
+              operationId: getGame
+              parameters:
+                game_id: $response.body#/id
+        '400': BadBody
+        '413': BodyTooLarge
+        '415': UnsupportedMediaType
+        '422':
+          description: |
+            The request is well-formed but cannot be honoured:
+
+            - `unknown_game`: `game` names no game this service hosts;
+            - `invalid_rules`: the rules do not fit together, e.g. the `zoch` edition with 2
+              players (it is for 3–5), `gamewright` with 1 or 6+ players (2–5), or
+              `dummy: true` with anything but a 2-player `gamewright` game (S17).
+            - `invalid_bots`: a bot's seat does not exist or has two bots, or its `kind` is not
+              one of the game's bots (`random`, `greedy`).
+            - `idempotency_key_reused`: this `Idempotency-Key` came with another request.
+          content:
+            application/problem+json:
+              schema: {$ref: '#/components/schemas/CreateGameUnprocessable'}
+        '409': IdempotencyKeyInUse
+        '429': RateLimited
+        '500': InternalError
+        '503': DatabaseUnavailable
+    """
     keyed = idempotency.begin()
     if keyed is not None and keyed.stored is not None:
         return idempotency.replayed(created(as_it_was(keyed), past=True))
@@ -149,6 +263,38 @@ def created(loaded: Loaded, past: bool = False) -> Response:
 
 @api.get("/games")
 def list_games() -> Response:
+    r"""
+    ---
+    get:
+      tags:
+      - games
+      operationId: listGames
+      parameters:
+      - in: query
+        schema: ListGamesQuery
+      summary: List games
+      description: |
+        Games, oldest first (newest first with `order=newest`), optionally filtered by status
+        and game; keyset-paginated: pass the `next` value of a page as `after`, with the same
+        `order`, to get the following page (`next` is null on the last page). No
+        authentication; a listing reveals nothing secret.
+      security: []
+      responses:
+        '200':
+          description: One page of games.
+          content:
+            application/json:
+              schema: {$ref: '#/components/schemas/GameList'}
+        '400':
+          description: |
+            - `invalid_request`: an unknown query parameter, or one out of range (see `errors`);
+            - `invalid_cursor`: `after` is not the `next` value of a previous page.
+          content:
+            application/problem+json:
+              schema: {$ref: '#/components/schemas/ListGamesBadRequest'}
+        '500': InternalError
+        '503': DatabaseUnavailable
+    """
     query = LIST_GAMES_QUERY.load(request.args.to_dict())
     after = None
     if "after" in query:
@@ -186,6 +332,69 @@ def list_games() -> Response:
 
 @api.get("/games/<game_id>")
 def get_game(game_id: str) -> Response:
+    """
+    ---
+    get:
+      tags:
+      - games
+      operationId: getGame
+      parameters:
+      - GameId
+      - in: query
+        schema: GameQuery
+      - name: If-None-Match
+        in: header
+        description: An `ETag` of this resource; `304` if the view would be the same.
+        schema:
+          type: string
+      summary: View a game
+      description: |
+        The game as the caller may see it. Without a token: the spectator's view (public
+        information only). With a seat's token: the same plus `you` (that seat's own hand and
+        its own unrevealed pick) once the game has started. Nobody sees another seat's hand, an
+        unrevealed pick of another seat, the draw pile, the dummy's pile or the seed before the
+        game is over; after it, everything is public (`seats[].hand`, `winners`, `totals`,
+        `seed`).
+
+        **Polling cheaply.** The answer carries an `ETag` (weak: the game's version and who is
+        looking, since a seat and a spectator see different bodies); send it back in
+        `If-None-Match` and the answer is `304 Not Modified`, without a body, until the view
+        changes.
+
+        **Long poll.** With `wait_after=N` the answer waits until the game's `version` is past
+        `N` (it returns at once if it already is), or for `wait_seconds` (default and at most
+        30); then it answers as usual: the view, changed or not (or `304` if it matches
+        `If-None-Match`). Pass the `version` of the view you have. For every event as it
+        happens, see `GET /games/{game_id}/stream`.
+      security:
+      - {}
+      - bearerAuth: []
+      responses:
+        '200':
+          description: The caller's view of the game.
+          headers:
+            ETag:
+              $ref: '#/components/headers/ViewETag'
+          content:
+            application/json:
+              schema: {$ref: '#/components/schemas/GameView'}
+        '304':
+          description: |
+            The view is the one tagged by `If-None-Match`: keep yours. No body.
+          headers:
+            ETag:
+              $ref: '#/components/headers/ViewETag'
+        '400':
+          description: '`invalid_request`: an unknown query parameter, or one out of range.'
+          content:
+            application/problem+json:
+              schema: {$ref: '#/components/schemas/QueryBadRequest'}
+        '401': BadToken
+        '403': OtherGameToken
+        '404': GameNotFound
+        '500': InternalError
+        '503': DatabaseUnavailable
+    """
     gid = game_id_of(game_id)
     query = GAME_QUERY.load(request.args.to_dict())
     loaded = load(gid)
@@ -198,11 +407,82 @@ def get_game(game_id: str) -> Response:
     headers = {"ETag": f'W/"{tag}"', "Vary": "Authorization"}
     if request.if_none_match.contains_weak(tag):
         return Response(status=304, headers=headers)
-    return json_response(view_body(loaded, seat), **headers)
+    return json_response(view_body(loaded, seat), 200, **headers)
 
 
 @api.post("/games/<game_id>/players")
 def join_game(game_id: str) -> Response:
+    """
+    ---
+    post:
+      tags:
+      - play
+      operationId: joinGame
+      parameters:
+      - GameId
+      - IdempotencyKey
+      summary: Take a seat
+      description: |
+        Takes the next free seat (seats are numbered from 0 in joining order) under `name`.
+        The answer holds the seat's bearer token: **it is shown only once** and cannot be
+        recovered (the service stores only its hash); send it as
+        `Authorization: Bearer <token>` to view the game as this seat and to make its moves.
+        Taking the last seat starts the game and deals the first round (`started: true`).
+        Seats reserved for bots are never yours: a bot takes its seat right after the seat
+        before it, so taking the last free seat for a person may start the game too.
+      security: []
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema: {$ref: '#/components/schemas/JoinRequest'}
+            example:
+              name: Ada
+      responses:
+        '201':
+          description: The seat is yours. Keep the token.
+          headers:
+            Location:
+              $ref: '#/components/headers/GameLocation'
+            Idempotent-Replayed:
+              $ref: '#/components/headers/IdempotentReplayed'
+          content:
+            application/json:
+              schema: {$ref: '#/components/schemas/SeatGranted'}
+          links:
+            MakeMove:
+              description: The new seat's move, with its token.
+              operationId: makeMove
+              parameters:
+                game_id: $response.body#/game_id
+                header.Authorization: Bearer {$response.body#/token}
+            GetGameAsSeat:
+              operationId: getGame
+              parameters:
+                game_id: $response.body#/game_id
+                header.Authorization: Bearer {$response.body#/token}
+        '400': BadBody
+        '404': GameNotFound
+        '409':
+          description: |
+            - `game_full`: every seat is taken (the game has started or is over);
+            - `too_many_conflicts`: the game changed under this request too many times in a
+              row (heavy contention); send it again after `Retry-After` seconds.
+            - `idempotency_key_in_use`: a request with this `Idempotency-Key` is still
+              running; send it again after `Retry-After` seconds.
+          headers:
+            Retry-After:
+              $ref: '#/components/headers/RetryAfter'
+          content:
+            application/problem+json:
+              schema: {$ref: '#/components/schemas/JoinConflict'}
+        '422': IdempotencyKeyReused
+        '413': BodyTooLarge
+        '415': UnsupportedMediaType
+        '429': RateLimited
+        '500': InternalError
+        '503': DatabaseUnavailable
+    """
     gid = game_id_of(game_id)
     body = JOIN_REQUEST.load(json_body())
     load(gid)
@@ -238,6 +518,194 @@ def seat_granted(gid: UUID, seat: int, name: str, token: str, loaded: Loaded) ->
 
 @api.post("/games/<game_id>/moves")
 def make_move(game_id: str) -> Response:
+    """
+    ---
+    post:
+      tags:
+      - play
+      operationId: makeMove
+      parameters:
+      - GameId
+      - IdempotencyKey
+      summary: Pick (Sushi Go!) or play (Sequence)
+      description: |
+        Records the pick of the token's seat for the turn it names (S4). A pick is final: it
+        cannot be changed or withdrawn, and it stays secret until every seat has picked; then
+        all picks are revealed at once and the hands are passed. The answer is the seat's view
+        after the pick (if the pick completed the turn, already the next turn's view).
+
+        - `cards`: **one card** from your hand, or **two cards** in the order they are placed
+          when you use chopsticks (S6): that needs a chopsticks card placed in an earlier turn
+          (`you.chopsticks_available`) and a hand of at least two cards.
+        - `dummy_card`: required when you control the dummy in the 2-player dummy variant
+          (`you.controls_dummy`, S17), forbidden otherwise: the card from your hand that the
+          dummy plays.
+        - `use_wasabi`: `zoch` edition only (S9): one true/false per card in `cards`, saying
+          whether a nigiri goes onto a free wasabi (default true). In `gamewright` a nigiri
+          always goes onto a free wasabi (S8) and this field is refused.
+        - `seat`: optional; if given it must be the token's seat.
+        - `round` and `turn` (Sequence: `turn`): required, the turn this move answers, as the
+          game's view showed it. A move for any other turn is refused with
+          `409 stale_move` and changes nothing: the turn moved on (every seat picked, or the
+          turn clock picked for you) and the hand you chose from is gone. Read the game again.
+          Without them: `400 missing_turn`.
+
+        A seat whose hand holds a single card and which has nothing else to decide picks it
+        automatically (S5): the service records that pick itself.
+
+        **Sequence** is played in turns (Q4): only the seat whose turn it is (`seat_to_move`)
+        moves; see `SequenceMove` for `{card, cell}`, `{discard}` (Q7) and `{pass: true}` (Q8).
+      security:
+      - bearerAuth: []
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema: {$ref: '#/components/schemas/Move'}
+            examples:
+              one:
+                summary: One card
+                value:
+                  round: 1
+                  turn: 1
+                  cards:
+                  - tempura
+              chopsticks:
+                summary: Two cards with chopsticks (S6), placed in this order
+                value:
+                  round: 1
+                  turn: 3
+                  cards:
+                  - wasabi
+                  - squid_nigiri
+              dummy:
+                summary: Controlling the dummy (S17)
+                value:
+                  round: 2
+                  turn: 1
+                  cards:
+                  - sashimi
+                  dummy_card: pudding
+              zoch:
+                summary: Declining the wasabi (zoch, S9)
+                value:
+                  round: 1
+                  turn: 4
+                  cards:
+                  - egg_nigiri
+                  use_wasabi:
+                  - false
+              sequencePlay:
+                summary: 'Sequence: a chip on a cell showing the card (Q6)'
+                value:
+                  turn: 5
+                  card: 7H
+                  cell:
+                  - 4
+                  - 8
+              sequenceRemove:
+                summary: 'Sequence: a one-eyed jack removes the chip on a cell (Q6)'
+                value:
+                  turn: 12
+                  card: JS
+                  cell:
+                  - 2
+                  - 3
+              sequenceDiscard:
+                summary: 'Sequence: discard a dead card, draw another, then play (Q7)'
+                value:
+                  turn: 7
+                  discard: 5S
+      responses:
+        '200':
+          description: The pick is recorded. The seat's view after it.
+          headers:
+            Idempotent-Replayed:
+              $ref: '#/components/headers/IdempotentReplayed'
+          content:
+            application/json:
+              schema: {$ref: '#/components/schemas/GameView'}
+        '400': BadBody
+        '401':
+          description: |
+            - `missing_token`: no `Authorization` header; moves need the seat's token;
+            - `invalid_token`: the header is not `Bearer <token>`, or the token is unknown.
+          headers:
+            WWW-Authenticate:
+              $ref: '#/components/headers/WWWAuthenticate'
+          content:
+            application/problem+json:
+              schema: {$ref: '#/components/schemas/MoveUnauthorized'}
+        '403':
+          description: |
+            - `not_your_game`: the token belongs to a seat of another game;
+            - `not_your_seat`: the body's `seat` is not the token's seat;
+            - `not_a_seat`: the token's seat does not play in this game.
+          content:
+            application/problem+json:
+              schema: {$ref: '#/components/schemas/MoveForbidden'}
+        '404': GameNotFound
+        '409':
+          description: |
+            The pick does not fit the game's state. Every answer about the game carries
+            its current `version` (and `round`/`turn`), to resynchronise without a `GET`:
+
+            - `game_not_started`: not every seat is taken yet;
+            - `game_over`: the game has ended;
+            - `already_picked`: this seat has picked this turn already; a pick is final (S4).
+              `details` gives the `round` and `turn`;
+            - `stale_move`: the move names a turn that is over (`round`/`turn` are not the
+              game's); nothing was recorded. Read the game and choose again;
+            - `not_your_turn` (Sequence): another seat is to move (Q4); `details` gives the
+              `turn` and the `seat_to_move`;
+            - `too_many_conflicts`: the game changed under this request too many times in a
+              row; send it again after `Retry-After` seconds.
+            - `idempotency_key_in_use`: a request with this `Idempotency-Key` is still
+              running; send it again after `Retry-After` seconds.
+          headers:
+            Retry-After:
+              $ref: '#/components/headers/RetryAfter'
+          content:
+            application/problem+json:
+              schema: {$ref: '#/components/schemas/MoveConflict'}
+        '413': BodyTooLarge
+        '415': UnsupportedMediaType
+        '422':
+          description: |
+            The pick breaks a rule:
+
+            - `card_not_in_hand`: your hand does not hold a named card (as many times as named);
+              `details.hand` lists your hand;
+            - `chopsticks_not_available`: two cards need a chopsticks card placed in an earlier
+              turn (S6);
+            - `dummy_card_missing`: you control the dummy this turn, name its card (S17);
+            - `dummy_card_not_allowed`: you do not control the dummy this turn (S17);
+            - `wasabi_choice_not_allowed`: `use_wasabi` in the `gamewright` edition (S8);
+            - `wrong_number_of_wasabi_choices`, `wrong_number_of_cards`, `unknown_card`: the
+              rules engine's own checks of what the body schema already refuses with 400.
+            - `idempotency_key_reused`: this `Idempotency-Key` came with another request.
+
+            Sequence:
+
+            - `card_not_in_hand`: as above;
+            - `card_does_not_match_cell`: a non-jack card goes on a cell showing it (Q6);
+              `details.cells` lists its two cells;
+            - `cell_occupied`: the cell already holds a chip (Q6);
+            - `corner_cell`: no chip goes on a corner (Q9);
+            - `no_opponent_chip`: a one-eyed jack removes another team's chip (Q6);
+            - `chip_locked`: that chip is part of a completed sequence (Q10, unless
+              `advanced_jacks`, Q11);
+            - `card_not_dead`: only a dead card can be discarded (Q7);
+            - `already_discarded`: one dead card per turn (Q7);
+            - `legal_play_exists`: a seat passes only when it cannot play (Q8);
+            - `invalid_cell`: the engine's own check of what the body schema refuses with 400.
+          content:
+            application/problem+json:
+              schema: {$ref: '#/components/schemas/MoveUnprocessable'}
+        '429': RateLimited
+        '500': InternalError
+        '503': DatabaseUnavailable
+    """
     gid = game_id_of(game_id)
     loaded = load(gid)
     seat = auth.require_seat(games(), gid)
@@ -252,7 +720,7 @@ def make_move(game_id: str) -> Response:
             f"your token acts for seat {seat}, not seat {body['seat']}",
         )
     receipt = None if keyed is None else keyed.receipt()
-    moved = games().move(gid, seat, body["move"], body["turn"], loaded, receipt)
+    moved = games().move(gid, seat, body["move"], body.get("turn"), loaded, receipt)
     return json_response(view_body(moved, seat))
 
 
@@ -267,7 +735,7 @@ def move_body(loaded: Loaded) -> dict[str, Any]:
         missing = [f for f in adapter.turn_fields if f in wrong]
         if not missing or set(wrong) - set(missing):
             raise
-    now = adapter.position(loaded.state)
+    now: dict[str, Any] = adapter.position(loaded.state)
     add = ", ".join(f'"{f}": {now[f]}' for f in missing)
     raise Problem(
         400,
@@ -281,6 +749,46 @@ def move_body(loaded: Loaded) -> dict[str, Any]:
 
 @api.get("/games/<game_id>/events")
 def list_events(game_id: str) -> Response:
+    """
+    ---
+    get:
+      tags:
+      - games
+      operationId: listEvents
+      parameters:
+      - GameId
+      - in: query
+        schema: EventsQuery
+      summary: Read a game's event log
+      description: |
+        The game's events in version order (versions are 1, 2, 3, … without gaps), as the
+        caller may read them: before the game is over, parts another viewer must not see are
+        replaced by null or left out, and listed in `data.redacted` (another seat's dealt hand,
+        the dummy's pile, another seat's pick of the current turn). After the game, everything
+        is public, including the seed in `game_ended`.
+
+        Paginate with `after` (the last version you have) and `limit`; `next_after` is the
+        `after` of the next page, null when this page reaches the game's current `version`.
+      security:
+      - {}
+      - bearerAuth: []
+      responses:
+        '200':
+          description: One page of events.
+          content:
+            application/json:
+              schema: {$ref: '#/components/schemas/EventPage'}
+        '400':
+          description: '`invalid_request`: an unknown query parameter, or one out of range.'
+          content:
+            application/problem+json:
+              schema: {$ref: '#/components/schemas/QueryBadRequest'}
+        '401': BadToken
+        '403': OtherGameToken
+        '404': GameNotFound
+        '500': InternalError
+        '503': DatabaseUnavailable
+    """
     gid = game_id_of(game_id)
     query = EVENTS_QUERY.load(request.args.to_dict())
     loaded = load(gid)
@@ -298,6 +806,31 @@ def list_events(game_id: str) -> Response:
 
 @api.get("/games/<game_id>/scores")
 def scores(game_id: str) -> Response:
+    """
+    ---
+    get:
+      tags:
+      - games
+      operationId: getScores
+      parameters:
+      - GameId
+      summary: The score sheet
+      description: |
+        For every scored round and seat, the points per category with the counts behind them
+        (S10–S12); after the game also the pudding scores (S13–S15) and the winners (S16).
+        In the dummy variant the dummy is listed as an extra seat named `dummy` (S17). The
+        score sheet is public: no token is needed, and one sent is ignored.
+      security: []
+      responses:
+        '200':
+          description: The score sheet.
+          content:
+            application/json:
+              schema: {$ref: '#/components/schemas/ScoreSheet'}
+        '404': GameNotFound
+        '500': InternalError
+        '503': DatabaseUnavailable
+    """
     gid = game_id_of(game_id)
     loaded = load(gid)
     sheet = loaded.adapter.game.score_sheet(loaded.state)
@@ -311,7 +844,47 @@ def scores(game_id: str) -> Response:
 @api.get("/games/<game_id>/state")
 def state_at(game_id: str) -> Response:
     """The caller's view as it was after event ``version``: redacted as the live view is while
-    the game goes on; once it is over, everything of every past state is public."""
+    the game goes on; once it is over, everything of every past state is public.
+
+    ---
+    get:
+      tags:
+      - replay
+      operationId: getStateAt
+      parameters:
+      - GameId
+      - in: query
+        schema: StateQuery
+      summary: The game as it was after a given event (time travel)
+      description: |
+        The caller's view of the game as it was right after event `version` (default: now).
+        While the game goes on it is redacted exactly as the live view (`GET /games/{game_id}`)
+        is; once the game is over, every past state is public: every seat's hand and pending
+        pick, and the dummy's pile.
+      security:
+      - {}
+      - bearerAuth: []
+      responses:
+        '200':
+          description: The caller's view of the game at that version.
+          content:
+            application/json:
+              schema: {$ref: '#/components/schemas/GameView'}
+        '400':
+          description: '`invalid_request`: an unknown query parameter, or one out of range.'
+          content:
+            application/problem+json:
+              schema: {$ref: '#/components/schemas/QueryBadRequest'}
+        '401': BadToken
+        '403': OtherGameToken
+        '404':
+          description: '`game_not_found`, or `version_not_found`: the game has fewer events.'
+          content:
+            application/problem+json:
+              schema: {$ref: '#/components/schemas/StateNotFoundProblem'}
+        '500': InternalError
+        '503': DatabaseUnavailable
+    """
     gid = game_id_of(game_id)
     query = STATE_QUERY.load(request.args.to_dict())
     loaded = load(gid)
@@ -334,7 +907,42 @@ def state_at(game_id: str) -> Response:
 @api.get("/games/<game_id>/export")
 def export(game_id: str) -> Response:
     """The whole game as JSON Lines, as recorded: everything once it is over, redacted for the
-    caller before (``cardroom audit`` verifies an export offline)."""
+    caller before (``cardroom audit`` verifies an export offline).
+
+    ---
+    get:
+      tags:
+      - replay
+      operationId: exportGame
+      parameters:
+      - GameId
+      summary: The whole game as JSON Lines
+      description: |
+        Every event of the game, one JSON object per line, in version order, as recorded
+        (older schema versions stay as they were written; see `ExportLine`). Once the game is
+        over the export is complete and carries every event's `hash`: `cardroom audit FILE`
+        checks it offline, with no server and no database. Before the end it is redacted for
+        the caller as `GET /games/{game_id}/events` is, and `hash` is null (a hash would let
+        anyone test guesses of the hidden cards).
+      security:
+      - {}
+      - bearerAuth: []
+      responses:
+        '200':
+          description: One `ExportLine` per line.
+          headers:
+            Content-Disposition:
+              description: '`attachment; filename="<game_id>.jsonl"`'
+              schema:
+                type: string
+          content:
+            application/x-ndjson: {}
+        '401': BadToken
+        '403': OtherGameToken
+        '404': GameNotFound
+        '500': InternalError
+        '503': DatabaseUnavailable
+    """
     gid = game_id_of(game_id)
     loaded = load(gid)
     seat = auth.optional_seat(games(), gid)
@@ -366,7 +974,39 @@ def export_line(gid: UUID, record: StoredEvent, data: Any, digest: str | None) -
 def audit_game(game_id: str) -> Response:
     """The audit of a finished game, from its rows as they are now (no cached state): the hash
     chain, the seed against its commitment, every deal, and the whole game re-decided from its
-    picks, with the provenance of every point. The same report as ``cardroom audit``."""
+    picks, with the provenance of every point. The same report as ``cardroom audit``.
+
+    ---
+    get:
+      tags:
+      - replay
+      operationId: auditGame
+      parameters:
+      - GameId
+      summary: Audit a finished game
+      description: |
+        Checks a finished game from its recorded rows as they are now, and says where the first
+        problem is: the hash chain (`chain.first_bad_version`), the revealed seed against the
+        commitment of the first event (`seed`, S18), every deal re-dealt from the seed (`deals`),
+        the whole game re-decided from its picks by the rules engine (`replay`, `scores`), and
+        the provenance of every point (which cards, picked and revealed by which events, under
+        which rule). `cardroom audit` gives the same report offline from an export.
+      security: []
+      responses:
+        '200':
+          description: The audit report; `ok` is true when every check passed.
+          content:
+            application/json:
+              schema: {$ref: '#/components/schemas/AuditReport'}
+        '404': GameNotFound
+        '409':
+          description: '`game_not_over`: the seed is revealed, and the game audited, at its end.'
+          content:
+            application/problem+json:
+              schema: {$ref: '#/components/schemas/AuditConflict'}
+        '500': InternalError
+        '503': DatabaseUnavailable
+    """
     gid = game_id_of(game_id)
     try:
         records = games().store.load_records(gid, 0, MAX_EVENTS)
@@ -389,10 +1029,47 @@ def audit_game(game_id: str) -> Response:
 
 @api.get("/healthz")
 def healthz() -> Response:
+    """
+    ---
+    get:
+      tags:
+      - operations
+      operationId: health
+      summary: Health check
+      description: '`200` when the service can reach its database, else `503`.'
+      security: []
+      responses:
+        '200':
+          description: Healthy.
+          content:
+            application/json:
+              schema: {$ref: '#/components/schemas/Health'}
+        '500': InternalError
+        '503': DatabaseUnavailable
+    """
     games().store.ping()  # raises StoreUnavailable: 503 problem+json with Retry-After
     return json_response(HEALTH.dump({"status": "ok", "database": "ok"}))
 
 
 @api.get("/openapi.yaml")
 def openapi() -> Response:
+    """
+    ---
+    get:
+      tags:
+      - operations
+      operationId: openapi
+      summary: This document
+      description: |
+        This API's contract, as committed with the code that serves it (generated from its
+        routes and schemas by `cardroom openapi`).
+      security: []
+      responses:
+        '200':
+          description: The OpenAPI description of this API, as YAML.
+          content:
+            application/yaml:
+              schema:
+                type: string
+    """
     return send_file(current_app.config["OPENAPI_PATH"], mimetype="application/yaml")

@@ -10,6 +10,7 @@ from typing import Any
 from flask import Flask
 from psycopg_pool import ConnectionPool
 
+from service.games.registry import load_games
 from service.http import abuse, idempotency, problems
 from service.http.api import api
 from service.http.stream import stream_api
@@ -45,6 +46,7 @@ def create_app(
     if pool is None:
         pool = db.make_pool(database_url or db.database_url())
         atexit.register(pool.close)
+    load_games()  # every game package registers itself now, not in a request's thread
     games = app.extensions["cardroom"] = GameService(EventStore(pool))
     sweeper = app.extensions["cardroom_clock"] = clock.Sweeper(
         games, app.config["CARDROOM_CLOCK_INTERVAL"] or clock.DEFAULT_INTERVAL
@@ -56,7 +58,7 @@ def create_app(
     idempotency.register(app, pool)
     # The hub listens for appends on its own connection, from its first use on (streams and
     # long polls): routes-only apps and plain reads never open it.
-    hub = live.Hub(lambda: pool.conninfo)
+    hub = live.Hub(lambda: str(pool.conninfo))
     atexit.register(hub.stop)
     app.extensions["cardroom_live"] = hub
     problems.register(app)

@@ -1,8 +1,9 @@
 """Every error the API gives is RFC 9457 ``application/problem+json`` with a stable ``code``.
 
 ``Problem`` is raised anywhere in a request; the handlers registered by :func:`register` turn it,
-and every other error (werkzeug's HTTP errors, marshmallow validation errors, domain errors, an
-unreachable database), into such a response. Nothing escapes as an HTML page or a bare 500.
+and every other error (werkzeug's HTTP errors, marshmallow validation errors, domain errors, the
+service layer's refusals, an unreachable database), into such a response. Nothing escapes as an
+HTML page or a bare 500.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from marshmallow import Schema, ValidationError, fields
 from werkzeug.exceptions import HTTPException
 
 from domain.decider import DomainError
+from service.errors import ServiceError
 from service.store.events import StoreUnavailable
 
 log = logging.getLogger(__name__)
@@ -128,6 +130,15 @@ def _from_domain(error: DomainError) -> Response:
     return problem_response(from_domain(error))
 
 
+def _from_service(error: ServiceError) -> Response:
+    headers = {} if error.retry_after is None else {"Retry-After": str(error.retry_after)}
+    status = DOMAIN_STATUS.get(error.kind, 422)
+    extra = {"details": error.details} if error.details else {}
+    return problem_response(
+        Problem(status, error.code, error.message, headers=headers, **extra, **error.where)
+    )
+
+
 def _from_store(error: StoreUnavailable) -> Response:
     log.warning("database unavailable: %s", error)
     return problem_response(
@@ -152,5 +163,6 @@ def register(app: Flask) -> None:
     app.register_error_handler(HTTPException, _from_http)
     app.register_error_handler(ValidationError, _from_validation)
     app.register_error_handler(DomainError, _from_domain)
+    app.register_error_handler(ServiceError, _from_service)
     app.register_error_handler(StoreUnavailable, _from_store)
     app.register_error_handler(Exception, _unexpected)

@@ -6,58 +6,12 @@ view cannot leak what its schema does not name.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
-from marshmallow import RAISE, Schema, ValidationError, fields, post_load, validate
+from marshmallow import Schema, fields, post_load, validate
 
 from domain.decider import BotSeat
-
-# Text the service stores or filters by: no control characters (C0, DEL, C1; a NUL cannot even
-# be stored in PostgreSQL text, and escapes would reach terminals through `cardroom replay`) and
-# no lone surrogates (not encodable as UTF-8). openapi.yaml says the same with a `pattern`.
-_NOT_TEXT = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
-
-
-def plain_text(value: str) -> None:
-    if _NOT_TEXT.search(value):
-        raise ValidationError("must not contain control characters or lone surrogates")
-
-
-NAME = validate.And(validate.Length(min=1, max=40), plain_text)
-TURN_SECONDS = (5, 3600)  # the turn clock's bounds: tests inject "now" rather than wait
-
-
-class Strict(Schema):
-    class Meta:
-        unknown = RAISE
-
-
-def TURN_NUMBER(name: str) -> fields.Integer:  # noqa: N802 (a field factory, named as one)
-    """The ``round`` or ``turn`` a move answers, as the game's view shows it: a move counts only
-    for that turn (409 ``stale_move`` once the game has moved on)."""
-    return fields.Integer(
-        required=True,
-        strict=True,
-        validate=validate.Range(min=0),
-        metadata={
-            "description": f"the game view's `{name}` this move answers; a move sent for any"
-            " other turn is refused with 409 stale_move and changes nothing"
-        },
-        error_messages={
-            "required": f"name the turn this move answers: send the game view's '{name}'"
-        },
-    )
-
-
-class StrictBoolean(fields.Boolean):
-    """JSON true or false only: not "true", 1 or "yes"."""
-
-    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> bool:
-        if not isinstance(value, bool):
-            raise self.make_error("invalid", input=value)
-        return value
-
+from service.bodies import NAME, PLAIN_TEXT_PATTERN, TURN_SECONDS, Strict, plain_text
 
 # --- requests -----------------------------------------------------------------------------------
 
@@ -66,20 +20,78 @@ class CreateGameRequest(Strict):
     game = fields.String(
         required=True, validate=NAME, metadata={"description": "which game, e.g. sushi-go"}
     )
-    players = fields.Integer(strict=True, required=True, validate=validate.Range(min=1, max=12))
-    rules = fields.Dict(keys=fields.String(), load_default=dict)
-    bots = fields.List(
-        fields.Nested(lambda: BotRequest()), load_default=list, validate=validate.Length(max=12)
+    players = fields.Integer(
+        strict=True,
+        required=True,
+        validate=validate.Range(min=1, max=12),
+        metadata={
+            "description": (
+                "The number of players. The schema takes 1–12; the game's rules narrow it\n"
+                "(Sushi Go!: gamewright 2–5, zoch 3–5; Sequence: 2, 3, 4, 6, 8, 9, 10 or 12, Q4;\n"
+                "else `422 invalid_rules`)."
+            )
+        },
     )
-    turn_seconds = fields.Integer(strict=True, validate=validate.Range(*TURN_SECONDS))
+    rules = fields.Dict(
+        keys=fields.String(),
+        load_default=dict,
+        metadata={"description": "The rules of the game named by `game`, in its own schema."},
+    )
+    bots = fields.List(
+        fields.Nested(lambda: BotRequest()),
+        load_default=list,
+        validate=validate.Length(max=12),
+        metadata={
+            "description": (
+                "Seats played by the service's bots (one per seat). People take the other seats."
+            )
+        },
+    )
+    turn_seconds = fields.Integer(
+        strict=True,
+        validate=validate.Range(*TURN_SECONDS),
+        metadata={
+            "description": (
+                "Seconds each seat has for each move; when "
+                "they run out, the `greedy` bot moves for\n"
+                "the seat (`by: clock`). Omitted: no clock."
+            )
+        },
+    )
 
 
 class BotRequest(Strict):
     """A seat for one of the game's bots; the game checks the seat and the kind (422)."""
 
-    seat = fields.Integer(strict=True, required=True, validate=validate.Range(min=0, max=11))
-    kind = fields.String(required=True, validate=validate.Length(min=1, max=40))
-    name = fields.String(validate=NAME)
+    class Meta(Strict.Meta):
+        description = "A seat for one of the game's bots."
+
+    seat = fields.Integer(
+        strict=True,
+        required=True,
+        validate=validate.Range(min=0, max=11),
+        metadata={
+            "description": "The bot's seat; it must exist in the game (else `422 invalid_bots`)."
+        },
+    )
+    kind = fields.String(
+        required=True,
+        validate=validate.Length(min=1, max=40),
+        metadata={
+            "description": (
+                "`random` (a legal move at random, from numbers derived from the game's secret\n"
+                "seed) or `greedy` (the move worth the most points now); else `422 invalid_bots`."
+            ),
+            "examples": ["greedy", "random"],
+        },
+    )
+    name = fields.String(
+        validate=NAME,
+        metadata={
+            "description": "The seat's name; default `<kind> bot <seat>`.",
+            "pattern": PLAIN_TEXT_PATTERN,
+        },
+    )
 
     @post_load
     def _to_bot(self, data: dict[str, Any], **_: Any) -> BotSeat:
@@ -88,20 +100,75 @@ class BotRequest(Strict):
 
 
 class JoinRequest(Strict):
-    name = fields.String(required=True, validate=NAME)
+    name = fields.String(
+        required=True,
+        validate=NAME,
+        metadata={
+            "description": "The name shown for the seat.",
+            "pattern": PLAIN_TEXT_PATTERN,
+        },
+    )
+
+
+MAX_VERSION = 2**31 - 1  # versions are PostgreSQL integers
 
 
 class ListGamesQuery(Strict):
-    status = fields.String(validate=validate.OneOf(["waiting", "playing", "over"]))
-    game = fields.String(validate=validate.And(validate.Length(max=40), plain_text))
-    limit = fields.Integer(load_default=20, validate=validate.Range(min=1, max=100))
-    after = fields.String(validate=validate.Length(max=200))
-    order = fields.String(load_default="oldest", validate=validate.OneOf(["oldest", "newest"]))
+    """GET /games's query string."""
+
+    status = fields.String(
+        validate=validate.OneOf(["waiting", "playing", "over"]),
+        metadata={"description": "Only games in this status."},
+    )
+    game = fields.String(
+        validate=[validate.Length(max=40), plain_text],
+        metadata={
+            "description": "Only games of this kind, e.g. `sushi-go`.",
+            "pattern": PLAIN_TEXT_PATTERN,
+        },
+    )
+    limit = fields.Integer(
+        load_default=20,
+        validate=validate.Range(min=1, max=100),
+        metadata={"description": "The most games on one page."},
+    )
+    order = fields.String(
+        load_default="oldest",
+        validate=validate.OneOf(["oldest", "newest"]),
+        metadata={
+            "description": (
+                "`oldest`: games by creation time, oldest first (ties broken by "
+                "`id`); `newest`: the reverse, newest first (e.g. for a lobby)."
+            )
+        },
+    )
+    after = fields.String(
+        validate=validate.Length(max=200),
+        metadata={
+            "description": (
+                "The opaque `next` value of the previous page. A cursor is a position in "
+                "the list, not tied to an order: it lists the games after that position "
+                "in the `order` asked for, so a cursor from an `oldest` page used with "
+                "`order=newest` lists the games created before it (newest first), and "
+                "vice versa. Pass the same `order` on every page to walk the whole list."
+            )
+        },
+    )
 
 
 class EventsQuery(Strict):
-    after = fields.Integer(load_default=0, validate=validate.Range(min=0, max=2**31 - 1))
-    limit = fields.Integer(load_default=100, validate=validate.Range(min=1, max=500))
+    """GET /games/{id}/events's query string."""
+
+    after = fields.Integer(
+        load_default=0,
+        validate=validate.Range(min=0, max=MAX_VERSION),
+        metadata={"description": "Only events with a version greater than this."},
+    )
+    limit = fields.Integer(
+        load_default=100,
+        validate=validate.Range(min=1, max=500),
+        metadata={"description": "The most events on one page."},
+    )
 
 
 # --- responses ----------------------------------------------------------------------------------
@@ -110,31 +177,147 @@ class EventsQuery(Strict):
 class GameSummary(Schema):
     id = fields.UUID(required=True)
     game = fields.String(required=True)
-    status = fields.String(required=True)
-    version = fields.Integer(required=True)
+    status = fields.String(required=True, metadata={"enum": ["waiting", "playing", "over"]})
+    version = fields.Integer(required=True, metadata={"minimum": 0})
     created_at = fields.AwareDateTime(required=True)
-    url = fields.String(required=True)
+    url = fields.String(required=True, metadata={"description": "The game's URL (relative)."})
 
 
 class GameList(Schema):
     games = fields.List(fields.Nested(GameSummary), required=True)
-    next = fields.String(allow_none=True, required=True)
+    next = fields.String(
+        allow_none=True,
+        required=True,
+        metadata={"description": "Pass as `after` for the next page; null on the last page."},
+    )
 
 
 class SeatGranted(Schema):
     game_id = fields.UUID(required=True)
-    seat = fields.Integer(required=True)
+    seat = fields.Integer(required=True, metadata={"minimum": 0, "maximum": 11})
     name = fields.String(required=True)
-    token = fields.String(required=True)
-    token_type = fields.String(required=True)
-    started = fields.Boolean(required=True)
+    token = fields.String(
+        required=True,
+        metadata={
+            "description": (
+                "The seat's bearer token. **Shown only this "
+                "once**: the service keeps only its hash."
+            ),
+            "minLength": 32,
+        },
+    )
+    token_type = fields.String(required=True, metadata={"enum": ["Bearer"]})
+    started = fields.Boolean(
+        required=True,
+        metadata={"description": "Taking this seat started the game (it was the last free seat)."},
+    )
 
 
 class EventRecord(Schema):
-    version = fields.Integer(required=True)
-    type = fields.String(required=True)
-    schema_version = fields.Integer(required=True)
-    data = fields.Dict(keys=fields.String(), required=True)
+    version = fields.Integer(
+        required=True,
+        metadata={
+            "description": "The event's place in its game, from 1, without gaps.",
+            "minimum": 1,
+        },
+    )
+    type = fields.String(
+        required=True,
+        metadata={
+            "description": (
+                "The event type. Lifecycle events shared by every game: `game_created` (rules,\n"
+                "seed commitment), `seat_taken`, `game_started`, "
+                "`game_ended` (the last; reveals the\n"
+                "seed). Sushi Go! adds `round_dealt`, "
+                "`card_picked`, `turn_revealed`, `round_scored`;\n"
+                "Sequence adds `cards_dealt`, `card_played`, "
+                "`dead_card_discarded`, `turn_passed`,\n"
+                "`sequence_completed`, `deck_reshuffled`."
+            ),
+            "enum": [
+                "game_created",
+                "seat_taken",
+                "game_started",
+                "round_dealt",
+                "card_picked",
+                "turn_revealed",
+                "round_scored",
+                "cards_dealt",
+                "card_played",
+                "dead_card_discarded",
+                "turn_passed",
+                "sequence_completed",
+                "deck_reshuffled",
+                "game_ended",
+            ],
+        },
+    )
+    schema_version = fields.Integer(
+        required=True,
+        metadata={"description": "The version of this event type's `data` layout.", "minimum": 1},
+    )
+    data = fields.Dict(
+        keys=fields.String(),
+        required=True,
+        metadata={
+            "description": (
+                "The event's facts, game-specific. Sushi Go! (schema version 1 unless said):\n"
+                "\n"
+                "- `game_created`: `{game, rules, seed_commitment, "
+                "shuffle, bots?, turn_seconds?}`;\n"
+                "  `bots`: `[{seat, kind, name}]`, the seats reserved for bots (only if any);\n"
+                "  `turn_seconds`: the turn clock (only if set)\n"
+                "- `seat_taken`: `{seat, name, bot?}`; `bot`: the kind of bot that took the seat\n"
+                "- `game_started`: `{seats: [names]}`\n"
+                "- `round_dealt` (schema version 2; v1 lacked "
+                "`deck_offset`): `{round, deck_offset,\n"
+                "  hands: [[card…] per seat], dummy_pile (dummy variant)}`;\n"
+                "  before the end another seat's hand and the dummy pile are null, and\n"
+                "  `hand_sizes` and `redacted` are added\n"
+                "- `card_picked`: `{seat, round, turn, cards, "
+                "chopsticks, dummy_card?, use_wasabi?,\n"
+                "  auto, by?}` (`by`: `bot` or `clock` when "
+                "the service picked for the seat); another\n"
+                "  seat's pick of the current turn keeps "
+                "only `{seat, round, turn}` plus `redacted`\n"
+                "- `turn_revealed`: `{round, turn, picks: "
+                "[{seat, cards, chopsticks, dummy_card?,\n"
+                "  use_wasabi?}]}`\n"
+                "- `round_scored`: `{round, scores: [per "
+                "scored seat: points per category, total]}`\n"
+                "- `game_ended`: `{puddings: [{count, points}], totals, winners, seed}`\n"
+                "\n"
+                "Sequence (schema version 1; cells are `[row, column]`):\n"
+                "\n"
+                "- `game_created`: `{game, rules: {players, "
+                "teams, advanced_jacks}, seed_commitment,\n"
+                "  shuffle, bots?, turn_seconds?}`; `seat_taken` and `game_started` as above\n"
+                "- `cards_dealt`: `{hands: [[card…] per "
+                "seat]}`; before the end another seat's hand\n"
+                "  is null, and `hand_sizes` and `redacted` are added\n"
+                "- `card_played`: `{seat, turn, team, card, "
+                "cell, removed, drawn, by?}`: `cell` where a\n"
+                "  chip was placed, or `removed` where a "
+                "one-eyed jack took one (the other null);\n"
+                "  `drawn`, the card the service drew for the seat, is null for other viewers\n"
+                "  (`redacted: [drawn]`) before the end\n"
+                "- `dead_card_discarded`: `{seat, turn, card, drawn, by?}` (Q7), `drawn` hidden\n"
+                "  likewise\n"
+                "- `turn_passed`: `{seat, turn, auto, by?}` (Q8; `auto`: passed by the service);\n"
+                "  `by` (`bot`, `clock`) marks a move the service made for the seat\n"
+                "- `sequence_completed`: `{seat, team, count, "
+                "sequences: [{team, cells, count}]}`:\n"
+                "  the team's sequences after the placement (Q9/Q10)\n"
+                "- `deck_reshuffled`: `{reshuffle, cards, stream_offset}`: the discard pile, in\n"
+                "  order, shuffled into a new draw pile from word `stream_offset` of the seed's\n"
+                "  stream (Q8)\n"
+                "- `game_ended`: `{result: win|draw, team, winners, totals (sequences per team),\n"
+                "  seed}`\n"
+                "\n"
+                "`redacted`, when present, lists what was hidden from this viewer."
+            )
+        },
+    )
     recorded_at = fields.AwareDateTime(required=True)
 
 
@@ -142,23 +325,58 @@ class ExportLine(EventRecord):
     """One line of GET /games/{id}/export: an event as recorded, with its link of the hash
     chain (null until the game is over: a hash would let anyone test guesses of hidden cards)."""
 
+    class Meta:
+        description = (
+            "One line of an export: an event as recorded, with its link of the hash chain,\n"
+            "`hash = sha256(bytes.fromhex(previous hash) + JCS({game_id, version, type,\n"
+            "schema_version, data}))` in hex (JCS: RFC 8785), the first event's previous hash "
+            "being\n"
+            "64 zeros."
+        )
+
     game_id = fields.UUID(required=True)
-    hash = fields.String(allow_none=True, required=True)
+    hash = fields.String(allow_none=True, required=True, metadata={"pattern": "^[0-9a-f]{64}$"})
 
 
 class AuditReport(Schema):
     """domain/audit.py's report; its sections are described in openapi.yaml (AuditReport)."""
 
+    class Meta:
+        description = (
+            "The audit of one game (domain/audit.py). Each check section has `ok` and\n"
+            "`first_bad_version` (null when it passed); `provenance` lists, per scoring event and\n"
+            "seat, each category's points, the rules (S-numbers) that gave them and the cards "
+            "that\n"
+            "earned them with the versions of the events that picked and revealed each."
+        )
+
     game_id = fields.String(allow_none=True)
     game = fields.String(allow_none=True)
     events = fields.Integer()
-    seats = fields.List(fields.String(allow_none=True), allow_none=True)
+    seats = fields.List(
+        fields.String(allow_none=True),
+        allow_none=True,
+        metadata={"description": "The seats' names (and `dummy`, S17)."},
+    )
     ok = fields.Boolean(required=True)
     complete = fields.Boolean()
-    redacted = fields.List(fields.Integer())  # versions of redacted events
-    reason = fields.String(allow_none=True)
+    redacted = fields.List(
+        fields.Integer(),
+        metadata={
+            "description": (
+                "Versions of events redacted in the export (an export made before the end)."
+            )
+        },
+    )  # versions of redacted events
+    reason = fields.String(
+        allow_none=True,
+        metadata={"description": "Why the game could not be replayed, if it could not."},
+    )
     error = fields.String(allow_none=True)
-    points = fields.Dict(keys=fields.String())
+    points = fields.Dict(
+        keys=fields.String(),
+        metadata={"description": "Whether the provenance's points add up to the recorded scores."},
+    )
     recorded_totals = fields.List(fields.Integer(), allow_none=True)
     recorded_winners = fields.List(fields.Integer(), allow_none=True)
     chain = fields.Dict(keys=fields.String())
@@ -172,7 +390,12 @@ class AuditReport(Schema):
 
 
 class StateQuery(Strict):
-    version = fields.Integer(validate=validate.Range(min=1, max=2**31 - 1))
+    """GET /games/{id}/state's query string."""
+
+    version = fields.Integer(
+        validate=validate.Range(min=1, max=MAX_VERSION),
+        metadata={"description": "The event after which to look (1 = just created)."},
+    )
 
 
 LONG_POLL_MAX_SECONDS = 30.0  # a long poll holds a server thread: keep it short
@@ -182,21 +405,55 @@ class GameQuery(Strict):
     """GET /games/{id}: a long poll with ``wait_after`` (a version) and ``wait_seconds``
     (ignored without ``wait_after``: generated clients send it whenever they can)."""
 
-    wait_after = fields.Integer(validate=validate.Range(min=0, max=2**31 - 1))
-    wait_seconds = fields.Float(validate=validate.Range(min=0, max=LONG_POLL_MAX_SECONDS))
+    wait_after = fields.Integer(
+        validate=validate.Range(min=0, max=MAX_VERSION),
+        metadata={
+            "description": "Wait until the game's version is greater than this (a long poll)."
+        },
+    )
+    wait_seconds = fields.Float(
+        validate=validate.Range(min=0, max=LONG_POLL_MAX_SECONDS),
+        metadata={
+            "description": (
+                "The longest wait, in seconds (decimals allowed); "
+                "30 when not given. Ignored without `wait_after`."
+            )
+        },
+    )
 
 
 class StreamQuery(Strict):
-    after = fields.Integer(load_default=0, validate=validate.Range(min=0, max=2**31 - 1))
+    """GET /games/{id}/stream's query string."""
+
+    after = fields.Integer(
+        load_default=0,
+        validate=validate.Range(min=0, max=MAX_VERSION),
+        metadata={
+            "description": "Start after this version (ignored when `Last-Event-ID` is sent)."
+        },
+    )
 
 
 class EventPage(Schema):
     game_id = fields.UUID(required=True)
-    version = fields.Integer(required=True)
+    version = fields.Integer(
+        required=True,
+        metadata={
+            "description": "The game's current version (its number of events).",
+            "minimum": 1,
+        },
+    )
     events = fields.List(fields.Nested(EventRecord), required=True)
-    next_after = fields.Integer(allow_none=True, required=True)
+    next_after = fields.Integer(
+        allow_none=True,
+        required=True,
+        metadata={
+            "description": "The `after` of the next page; null when this page reaches `version`.",
+            "minimum": 1,
+        },
+    )
 
 
 class Health(Schema):
-    status = fields.String(required=True)
-    database = fields.String(required=True)
+    status = fields.String(required=True, metadata={"enum": ["ok"]})
+    database = fields.String(required=True, metadata={"enum": ["ok"]})

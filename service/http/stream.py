@@ -48,7 +48,7 @@ class StreamSettings:
     @classmethod
     def of(cls, config: Mapping[str, Any]) -> StreamSettings:
         return cls(
-            float(config.get("STREAM_SECONDS") or os.environ.get("CARDROOM_STREAM_SECONDS", 60)),
+            float(config.get("STREAM_SECONDS") or os.environ.get("CARDROOM_STREAM_SECONDS") or 60),
             float(config.get("STREAM_HEARTBEAT_SECONDS", 15)),
             int(config.get("STREAM_RETRY_MS", 1000)),
         )
@@ -56,6 +56,81 @@ class StreamSettings:
 
 @stream_api.get("/games/<game_id>/stream")
 def stream(game_id: str) -> Response:
+    """
+    ---
+    get:
+      tags:
+      - games
+      operationId: streamEvents
+      parameters:
+      - GameId
+      - in: query
+        schema: StreamQuery
+      - name: Last-Event-ID
+        in: header
+        description: The `id` of the last event received; resume after it.
+        schema:
+          type: integer
+          minimum: 0
+          maximum: 2147483647
+      summary: Follow a game's events live (Server-Sent Events)
+      description: |
+        The game's events as they are appended, as a `text/event-stream` (Server-Sent Events;
+        a browser's `EventSource` reads it as is). First every event after `Last-Event-ID` (or
+        `after`), then each new one as soon as it is recorded, whichever server appended it.
+        Events are redacted for the caller exactly as `GET /games/{game_id}/events` redacts
+        them when they are sent (with a seat's token: that seat's view; without: a
+        spectator's). Once the game is over everything is public, so a client that resumes
+        after the end gets the events it had redacted in full.
+
+        Each event is one message:
+
+        ```
+        id: 12
+        event: card_picked
+        data: {"version":12,"type":"card_picked","schema_version":1,"data":{…},"recorded_at":"…"}
+        ```
+
+        `id` is the event's version, `event` its type and `data` the same JSON object as an
+        item of `GET /games/{game_id}/events` (an `EventRecord`), on one line. The stream
+        starts with a `retry:` hint (milliseconds before reconnecting) and sends a comment line
+        (`: heartbeat`) after 15 seconds without an event.
+
+        **Bounded lifetime.** The server ends the stream after the game's last event
+        (`game_ended`), and otherwise after about 60 seconds (so that it does not hold a server
+        thread forever). Reconnect with `Last-Event-ID: <the last id you got>` (an
+        `EventSource` does so by itself): you get exactly the events after it, none twice,
+        none missing. When the game is over and nothing is left after `Last-Event-ID`, the
+        answer is `204 No Content`, which tells an `EventSource` to stop reconnecting.
+      security:
+      - {}
+      - bearerAuth: []
+      responses:
+        '200':
+          description: |
+            The event stream. Each message's `data` is an `EventRecord` as JSON.
+          headers:
+            Cache-Control:
+              description: '`no-cache`'
+              schema:
+                type: string
+          content:
+            text/event-stream: {}
+        '204':
+          description: The game is over and every event up to its last has been sent. No body.
+        '400':
+          description: |
+            `invalid_request`: an unknown query parameter, one out of range, or a
+            `Last-Event-ID` that is not a version.
+          content:
+            application/problem+json:
+              schema: {$ref: '#/components/schemas/QueryBadRequest'}
+        '401': BadToken
+        '403': OtherGameToken
+        '404': GameNotFound
+        '500': InternalError
+        '503': DatabaseUnavailable
+    """
     gid = game_id_of(game_id)
     query = STREAM_QUERY.load(request.args.to_dict())
     after = _last_event_id()

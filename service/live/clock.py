@@ -27,7 +27,7 @@ from collections.abc import Collection
 from datetime import datetime, timedelta
 from uuid import UUID
 
-from service.http.problems import Problem
+from service.errors import ServiceError
 from service.play import GameService
 from service.store.events import StoreUnavailable
 
@@ -71,8 +71,8 @@ class Sweeper:
                 return 0  # another process is on it
             try:
                 return self.games.time_out(game_id, version)
-            except Problem as exc:  # too_many_conflicts: players are busy there; next sweep
-                log.info("turn clock: game %s skipped: %s", game_id, exc.detail)
+            except ServiceError as exc:  # too_many_conflicts: players are busy there; next sweep
+                log.info("turn clock: game %s skipped: %s", game_id, exc.message)
             except StoreUnavailable:
                 raise
             except Exception:  # one game's failure must not stop the clock of the others

@@ -87,7 +87,7 @@ def with_user(url: str, user: str) -> str:
 
     params = conninfo_to_dict(url)
     params.pop("password", None)
-    return make_conninfo(**{**params, "user": user})
+    return make_conninfo("", **{**params, "user": user})
 
 
 def url_user(url: str) -> str | None:
@@ -96,7 +96,8 @@ def url_user(url: str) -> str | None:
         return urlsplit(url).username
     from psycopg.conninfo import conninfo_to_dict
 
-    return conninfo_to_dict(url).get("user")
+    user = conninfo_to_dict(url).get("user")
+    return None if user is None else str(user)
 
 
 def app_url(owner_url: str) -> str:

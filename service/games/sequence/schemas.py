@@ -6,9 +6,9 @@ from typing import Any
 
 from marshmallow import Schema, ValidationError, fields, post_load, validate, validates_schema
 
-from domain.sequence import Discard, Pass, Play
+from domain.sequence import SEQUENCE, Discard, Pass, Play
 from domain.sequence.cards import ONE_DECK
-from service.http.schemas import TURN_NUMBER, Strict, StrictBoolean
+from service.bodies import TURN_NUMBER, Strict, StrictBoolean
 
 CARD = fields.String(
     validate=validate.OneOf(ONE_DECK, error="unknown card {input!r}; cards are {choices}")
@@ -19,20 +19,68 @@ COORDINATE = fields.Integer(strict=True, validate=validate.Range(min=0, max=9))
 class SequenceRules(Strict):
     """Q4: 2 or 3 teams (the player count comes from POST /games); Q11: advanced jacks."""
 
-    teams = fields.Integer(strict=True, validate=validate.OneOf([2, 3]))
-    advanced_jacks = StrictBoolean()
+    class Meta(Strict.Meta):
+        description = (
+            "Sequence's rules; every field is optional; the player count is `players` of the "
+            "request\n"
+            "(2, 3, 4, 6, 8, 9, 10 or 12; Q4)."
+        )
+
+    teams = fields.Integer(
+        strict=True,
+        validate=validate.OneOf([2, 3]),
+        metadata={
+            "description": (
+                "2 or 3 teams of equal size (Q4): 3 and 9 players need 3, 2, 4, 8 and 10 need 2;\n"
+                "6 and 12 may be either (default 2)."
+            )
+        },
+    )
+    advanced_jacks = StrictBoolean(
+        metadata={
+            "description": "A one-eyed jack may also remove a chip of a completed sequence (Q11)."
+        }
+    )
 
 
 class SequenceMove(Strict):
     """One of: ``{"card", "cell"}`` play a card (Q6), ``{"discard"}`` a dead card (Q7), or
     ``{"pass": true}`` (Q8)."""
 
-    seat = fields.Integer(strict=True, validate=validate.Range(min=0, max=11))
+    class Meta(Strict.Meta):
+        description = (
+            "Only the seat whose turn it is moves (else `409 not_your_turn`). One of:\n"
+            "\n"
+            "- `{card, cell}`: play `card` from your hand (Q6). A non-jack card puts your team's\n"
+            "  chip on an empty cell showing that card; a two-eyed jack (`JD`, `JC`) on any empty\n"
+            "  non-corner cell; a one-eyed jack (`JH`, `JS`) removes the chip on `cell`, another\n"
+            "  team's and not in a completed sequence (unless `advanced_jacks`, Q11). The service\n"
+            "  then draws your new card. This ends your turn.\n"
+            "- `{discard}`: discard a dead card (both its cells taken) and draw a replacement, "
+            "once\n"
+            "  per turn, before playing (Q7). Your turn goes on: play next, the new card "
+            "included.\n"
+            "- `{pass: true}`: only when none of your cards can be played (Q8). A seat with no "
+            "legal\n"
+            "  play and no dead card to discard is passed by the service itself."
+        )
+
+    seat = fields.Integer(
+        strict=True,
+        validate=validate.Range(min=0, max=11),
+        metadata={
+            "description": (
+                "Optional; if given, it must be the token's seat (else `403 not_your_seat`)."
+            )
+        },
+    )
     turn = TURN_NUMBER("turn")
     card = CARD
     cell = fields.List(COORDINATE, validate=validate.Length(equal=2))
-    discard = fields.String(validate=CARD.validate)
-    pass_ = StrictBoolean(data_key="pass", validate=validate.Equal(True))
+    discard = fields.String(
+        validate=CARD.validate, metadata={"pattern": "^(A|[2-9]|10|J|Q|K)[SHDC]$"}
+    )
+    pass_ = StrictBoolean(data_key="pass", validate=validate.Equal(True), metadata={"enum": [True]})
 
     @validates_schema
     def _one_kind(self, data: dict[str, Any], **_: Any) -> None:
@@ -56,96 +104,265 @@ class SequenceMove(Strict):
         return {"seat": data.get("seat"), "move": move, "turn": data["turn"]}
 
 
+# The contract's three shapes of a move (a oneOf that client generators type): each loads as
+# SequenceMove does, with only its own fields.
+
+
+class SequencePlay(SequenceMove):
+    class Meta(Strict.Meta):
+        exclude = ("discard", "pass_")
+        description = (
+            "Play `card` from your hand on `cell` (Q6): a non-jack card puts your team's chip on "
+            "an empty cell showing that card; a two-eyed jack (`JD`, `JC`) on any empty "
+            "non-corner cell; a one-eyed jack (`JH`, `JS`) removes the chip on `cell`. Ends your "
+            "turn."
+        )
+
+    card = fields.String(required=True, validate=CARD.validate)
+    cell = fields.List(
+        COORDINATE,
+        required=True,
+        validate=validate.Length(equal=2),
+        metadata={"description": "`[row, column]`, each 0–9; row 0 is the top row (Q1)."},
+    )
+
+
+class SequenceDiscard(SequenceMove):
+    class Meta(Strict.Meta):
+        exclude = ("card", "cell", "pass_")
+        description = (
+            "Discard a dead card (both its cells taken) and draw a replacement, once per turn, "
+            "before playing (Q7). Your turn goes on."
+        )
+
+    discard = fields.String(required=True, validate=CARD.validate)
+
+
+class SequencePass(SequenceMove):
+    class Meta(Strict.Meta):
+        exclude = ("card", "cell", "discard")
+        description = "Pass: only when none of your cards can be played (Q8)."
+
+    pass_ = StrictBoolean(data_key="pass", required=True, validate=validate.Equal(True))
+
+
 # --- the view -------------------------------------------------------------------------------------
 
 CELL = fields.List(fields.Integer())
 
 
-class RunView(Schema):
-    team = fields.Integer(required=True)
-    cells = fields.List(CELL, required=True)
-    count = fields.Integer(required=True)
+class SequenceRun(Schema):
+    class Meta:
+        description = (
+            "A maximal line of one team's chips (corners count for every team, Q9) holding "
+            "`count`\n"
+            "sequences: 1 for 5–8 cells, 2 for 9 or 10 (Q10)."
+        )
+
+    team = fields.Integer(required=True, metadata={"minimum": 0})
+    cells = fields.List(CELL, required=True, metadata={"minItems": 5})
+    count = fields.Integer(required=True, metadata={"minimum": 1, "maximum": 2})
 
 
-class TeamView(Schema):
-    team = fields.Integer(required=True)
-    seats = fields.List(fields.Integer(), required=True)
-    sequences = fields.Integer(required=True)
+class SequenceTeam(Schema):
+    team = fields.Integer(required=True, metadata={"minimum": 0})
+    seats = fields.List(
+        fields.Integer(),
+        required=True,
+        metadata={"description": "Seat i plays for team i mod teams (Q4)."},
+    )
+    sequences = fields.Integer(required=True, metadata={"minimum": 0})
 
 
-class SeatView(Schema):
-    seat = fields.Integer(required=True)
+class SequenceSeatView(Schema):
+    seat = fields.Integer(required=True, metadata={"minimum": 0, "maximum": 11})
     name = fields.String(allow_none=True, required=True)
     taken = fields.Boolean(required=True)
-    bot = fields.String(allow_none=True, required=True)  # the kind of bot playing the seat
-    team = fields.Integer(required=True)
-    hand_size = fields.Integer(required=True)
-    hand = fields.List(fields.String())  # only once the game is over
+    bot = fields.String(
+        allow_none=True,
+        required=True,
+        metadata={"description": "The kind of bot playing the seat (`random`, `greedy`), or null."},
+    )  # the kind of bot playing the seat
+    team = fields.Integer(required=True, metadata={"minimum": 0})
+    hand_size = fields.Integer(required=True, metadata={"minimum": 0})
+    hand = fields.List(
+        CARD, metadata={"description": "Once the game is over only."}
+    )  # only once the game is over
 
 
-class CardPlays(Schema):
+class SequenceCardPlays(Schema):
     card = fields.String(required=True)
     cells = fields.List(fields.List(fields.Integer()), required=True)
 
 
-class YouView(Schema):
-    seat = fields.Integer(required=True)
-    team = fields.Integer(required=True)
-    hand = fields.List(fields.String(), required=True)
+class SequenceYouView(Schema):
+    seat = fields.Integer(required=True, metadata={"minimum": 0, "maximum": 11})
+    team = fields.Integer(required=True, metadata={"minimum": 0})
+    hand = fields.List(CARD, required=True)
     your_turn = fields.Boolean(required=True)
-    dead_cards = fields.List(fields.String(), required=True)
-    can_discard = fields.Boolean(required=True)
-    plays = fields.List(fields.Nested(CardPlays), required=True)
+    dead_cards = fields.List(
+        CARD,
+        required=True,
+        metadata={"description": "The cards of your hand that are dead (Q7)."},
+    )
+    can_discard = fields.Boolean(
+        required=True,
+        metadata={
+            "description": "It is your turn, and you may still discard a dead card this turn (Q7)."
+        },
+    )
+    plays = fields.List(
+        fields.Nested(SequenceCardPlays),
+        required=True,
+        metadata={
+            "description": (
+                "On your turn, each distinct card of your hand "
+                "with every cell it can be played on now\n"
+                "(Q6; a one-eyed jack lists the chips it may "
+                "remove, Q10/Q11). A dead card lists no\n"
+                "cell. Empty when it is not your turn."
+            )
+        },
+    )
 
 
-class RulesView(Schema):
-    players = fields.Integer(required=True)
-    teams = fields.Integer(required=True)
+class SequenceRulesView(Schema):
+    players = fields.Integer(required=True, metadata={"enum": [2, 3, 4, 6, 8, 9, 10, 12]})
+    teams = fields.Integer(required=True, metadata={"enum": [2, 3]})
     advanced_jacks = fields.Boolean(required=True)
 
 
 class SequenceView(Schema):
+    class Meta:
+        description = (
+            "A Sequence game as one viewer may see it. Public: the board, the chips, the "
+            "sequences,\n"
+            "the discard pile, whose turn it is and every hand's size. `you` (a seat's own view, "
+            "once\n"
+            "the game has started) holds your hand only. Once over: `result`, `winning_team`,\n"
+            "`winners`, `totals`, `seed`, `draw_pile` and `seats[].hand`."
+        )
+
     id = fields.UUID(required=True)
-    game = fields.String(required=True)
-    status = fields.String(required=True)
-    version = fields.Integer(required=True)
-    rules = fields.Nested(RulesView, required=True)
-    seed_commitment = fields.String(required=True)
-    turn = fields.Integer(required=True)
-    turn_seconds = fields.Integer(allow_none=True, required=True)
-    turn_deadline = fields.AwareDateTime(allow_none=True)  # set by the service (the clock)
-    seat_to_move = fields.Integer(allow_none=True, required=True)
-    board = fields.List(fields.List(fields.String()), required=True)
-    chips = fields.List(fields.List(fields.Integer(allow_none=True)), required=True)
-    sequences = fields.List(fields.Nested(RunView), required=True)
-    teams = fields.List(fields.Nested(TeamView), required=True)
-    to_win = fields.Integer(required=True)
-    discard_pile = fields.List(fields.String(), required=True)
-    draw_pile_size = fields.Integer(required=True)
-    passes_in_a_row = fields.Integer(required=True)
-    seats = fields.List(fields.Nested(SeatView), required=True)
-    you = fields.Nested(YouView)
-    result = fields.String()  # the rest only once the game is over
-    winning_team = fields.Integer(allow_none=True)
-    winners = fields.List(fields.Integer())
-    totals = fields.List(fields.Integer())
-    seed = fields.String()
-    draw_pile = fields.List(fields.String())
+    game = fields.String(required=True, metadata={"const": SEQUENCE.name})
+    status = fields.String(required=True, metadata={"enum": ["waiting", "playing", "over"]})
+    version = fields.Integer(required=True, metadata={"minimum": 1})
+    rules = fields.Nested(SequenceRulesView, required=True)
+    seed_commitment = fields.String(required=True, metadata={"pattern": "^[0-9a-f]{64}$"})
+    turn = fields.Integer(
+        required=True,
+        metadata={
+            "description": (
+                "The current turn, from 1 (0 before the deal); a play or a pass ends one."
+            ),
+            "minimum": 0,
+        },
+    )
+    turn_seconds = fields.Integer(
+        allow_none=True,
+        required=True,
+        metadata={
+            "description": "The turn clock's seconds per turn; null when the game has no clock.",
+            "minimum": 1,
+        },
+    )
+    turn_deadline = fields.AwareDateTime(
+        allow_none=True,
+        metadata={
+            "description": (
+                "When the current turn times out: then the "
+                "`greedy` bot moves for the seat to move\n"
+                "(`by: clock`). Null without a clock. Not in past states (`/state`)."
+            )
+        },
+    )  # set by the service (the clock)
+    seat_to_move = fields.Integer(
+        allow_none=True,
+        required=True,
+        metadata={"description": "Whose turn it is (Q4), null unless playing."},
+    )
+    board = fields.List(
+        fields.List(fields.String()),
+        required=True,
+        metadata={
+            "description": "The 10×10 layout (Q1), row 0 first; `XX` marks the corners.",
+            "minItems": 10,
+            "maxItems": 10,
+        },
+    )
+    chips = fields.List(
+        fields.List(fields.Integer(allow_none=True)),
+        required=True,
+        metadata={
+            "description": "Per row and column, the team whose chip is on the cell, or null.",
+            "minItems": 10,
+            "maxItems": 10,
+        },
+    )
+    sequences = fields.List(
+        fields.Nested(SequenceRun),
+        required=True,
+        metadata={"description": "Every run holding a sequence (Q9/Q10); its chips are locked."},
+    )
+    teams = fields.List(fields.Nested(SequenceTeam), required=True)
+    to_win = fields.Integer(
+        required=True,
+        metadata={
+            "description": "Sequences a team needs to win (Q12).",
+            "minimum": 0,
+            "maximum": 2,
+        },
+    )
+    discard_pile = fields.List(
+        CARD,
+        required=True,
+        metadata={
+            "description": "Cards played or discarded since the last reshuffle, oldest first (Q8)."
+        },
+    )
+    draw_pile_size = fields.Integer(required=True, metadata={"minimum": 0, "maximum": 104})
+    passes_in_a_row = fields.Integer(
+        required=True,
+        metadata={
+            "description": "Seats that passed in a row; when every seat has, it is a draw (Q8).",
+            "minimum": 0,
+        },
+    )
+    seats = fields.List(fields.Nested(SequenceSeatView), required=True, metadata={"maxItems": 12})
+    you = fields.Nested(SequenceYouView)
+    result = fields.String(
+        metadata={"description": "Once over. `win` (Q12) or `draw` (Q8).", "enum": ["win", "draw"]}
+    )  # the rest only once the game is over
+    winning_team = fields.Integer(
+        allow_none=True, metadata={"description": "Once over. The winning team, null after a draw."}
+    )
+    winners = fields.List(
+        fields.Integer(),
+        metadata={"description": "Once over. The seats of the winning team (none after a draw)."},
+    )
+    totals = fields.List(
+        fields.Integer(), metadata={"description": "Once over. Sequences per team."}
+    )
+    seed = fields.String(metadata={"pattern": "^[0-9a-f]{64}$"})
+    draw_pile = fields.List(
+        CARD,
+        metadata={"description": "Once over. What was left of the draw pile, top first."},
+    )
 
 
 # --- the score sheet ------------------------------------------------------------------------------
 
 
-class TeamSheet(TeamView):
+class SequenceTeamSheet(SequenceTeam):
     names = fields.List(fields.String(allow_none=True), required=True)
-    runs = fields.List(fields.Nested(RunView), required=True)
+    runs = fields.List(fields.Nested(SequenceRun), required=True)
 
 
 class SequenceScoreSheet(Schema):
     game_id = fields.UUID(required=True)
-    version = fields.Integer(required=True)
-    to_win = fields.Integer(required=True)
-    teams = fields.List(fields.Nested(TeamSheet), required=True)
-    result = fields.String(allow_none=True, required=True)
+    version = fields.Integer(required=True, metadata={"minimum": 1})
+    to_win = fields.Integer(required=True, metadata={"minimum": 0, "maximum": 2})
+    teams = fields.List(fields.Nested(SequenceTeamSheet), required=True)
+    result = fields.String(allow_none=True, required=True, metadata={"enum": ["win", "draw", None]})
     winning_team = fields.Integer(allow_none=True, required=True)
     winners = fields.List(fields.Integer(), allow_none=True, required=True)

@@ -1,1 +1,19 @@
-"""Sushi Go! in the service: its schemas and its terminal replay view."""
+"""Sushi Go! in the service: its schemas and its terminal replay view, registered in one call."""
+
+from domain.sushigo import SUSHI_GO
+from service.games.registry import GameAdapter, register
+from service.games.sushigo import schemas
+from service.games.sushigo.replay_view import show_sushigo
+
+register(
+    GameAdapter(
+        SUSHI_GO,
+        schemas.SushiGoRules(),
+        schemas.SushiGoMove(),
+        schemas.SushiGoView(),
+        schemas.SushiGoScoreSheet(),
+        turn=lambda state: (state.round, state.turn),
+        turn_fields=("round", "turn"),
+        replay=show_sushigo,
+    )
+)

@@ -1,5 +1,5 @@
-"""``cardroom replay``: a game from its export, turn by turn, with its score sheet (Sushi Go!
-here; Sequence in service/games/sequence/replay_view.py)."""
+"""Sushi Go! in ``cardroom replay`` (service/cli/replay.py): a game from its events, turn by turn,
+with its score sheet."""
 
 from __future__ import annotations
 
@@ -7,19 +7,13 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rich import box
-from rich.console import Console
+from rich.console import Console, JustifyMethod
 from rich.rule import Rule
 from rich.table import Table
 
-from domain.audit import audit, parse_export
 from domain.decider import Event
-from domain.games import GAMES
-from domain.sushigo import SUSHI_GO
 from domain.sushigo.cards import display_names
 from domain.sushigo.scoring import CATEGORIES
-from service.cli.terminal import verdict
-from service.games.sequence.replay_view import show_sequence
-from service.store.exports import read_export
 
 LEGEND = (
     "(chopsticks): two cards in one pick (S6); (auto): a last card the service picked (S5); "
@@ -28,31 +22,9 @@ LEGEND = (
 )
 
 
-def replay_command(source: str, console: Console | None = None) -> int:
-    """Print the game of ``source`` (a file or a game's URL); 0 if it could be read, else 1."""
-    console = console or Console(highlight=False)
-    try:
-        records = parse_export(read_export(source))
-        name = records[0].get("data", {}).get("game") if records else None
-        if name not in GAMES:
-            raise ValueError("not an export of a game (its first event must be game_created)")
-        game = GAMES[name]
-        events = [
-            Event(r["type"], r["data"], r["schema_version"])
-            if "redacted" in r["data"]
-            else game.upcast(Event(r["type"], r["data"], r["schema_version"]))
-            for r in records
-        ]
-        if name == SUSHI_GO.name:
-            _Replay(console).show(events)
-        else:
-            show_sequence(events, console)
-    except (OSError, ValueError, KeyError, TypeError, IndexError) as exc:
-        console.print(f"[red]cannot replay {source}:[/] {type(exc).__name__}: {exc}")
-        return 1
-    report = audit(records)
-    console.print(f"audit: {verdict(report)} (cardroom audit {source} for the details)")
-    return 0
+def show_sushigo(events: Sequence[Event], console: Console) -> None:
+    """A Sushi Go! game, turn by turn, with its score sheet."""
+    _Replay(console).show(events)
 
 
 class _Replay:
@@ -127,7 +99,7 @@ class _Replay:
         self._flush()
         table = Table(title=f"round {data['round']} scores", box=box.SIMPLE_HEAD)
         for column in ("seat", *CATEGORIES, "round", "total"):
-            justify = "left" if column == "seat" else "right"
+            justify: JustifyMethod = "left" if column == "seat" else "right"
             table.add_column(column, min_width=len(column), justify=justify)
         for seat, score in enumerate(data["scores"]):
             self.totals[seat] += score["total"]

@@ -6,10 +6,10 @@ from typing import Any
 
 from marshmallow import Schema, ValidationError, fields, post_load, validate, validates_schema
 
-from domain.sushigo import Pick
+from domain.sushigo import SUSHI_GO, Pick
 from domain.sushigo.cards import KINDS
 from domain.sushigo.rules import EDITIONS, PASS_DIRECTIONS
-from service.http.schemas import TURN_NUMBER, Strict, StrictBoolean
+from service.bodies import TURN_NUMBER, Strict, StrictBoolean
 
 CARD = fields.String(
     validate=validate.OneOf(KINDS, error="unknown card {input!r}; cards are {choices}")
@@ -17,22 +17,72 @@ CARD = fields.String(
 
 
 class SushiGoRules(Strict):
+    class Meta(Strict.Meta):
+        description = "The game's rules; every field is optional. Fixed once the game is created."
+
     edition = fields.String(validate=validate.OneOf(EDITIONS))
     pass_direction = fields.String(validate=validate.OneOf(PASS_DIRECTIONS))
-    dummy = StrictBoolean()
+    dummy = StrictBoolean(
+        metadata={
+            "description": "The 2-player dummy variant (S17), `gamewright` with 2 players only."
+        }
+    )
 
 
 class SushiGoMove(Strict):
     """A pick (S4): one card, or two in order with chopsticks (S6); ``dummy_card`` when you control
     the dummy (S17); ``use_wasabi`` per card in the zoch edition (S9)."""
 
-    seat = fields.Integer(strict=True, validate=validate.Range(min=0, max=4))
+    class Meta(Strict.Meta):
+        description = (
+            "A pick (S4): one card, or two in order with chopsticks (S6); `dummy_card` when you\n"
+            "control the dummy (S17); `use_wasabi` per card in the zoch edition only (S9)."
+        )
+
+    seat = fields.Integer(
+        strict=True,
+        validate=validate.Range(min=0, max=4),
+        metadata={
+            "description": (
+                "Optional; if given, it must be the token's seat (else `403 not_your_seat`)."
+            )
+        },
+    )
     round = TURN_NUMBER("round")
     turn = TURN_NUMBER("turn")
-    cards = fields.List(CARD, required=True, validate=validate.Length(min=1, max=2))
-    dummy_card = fields.String(allow_none=True, validate=CARD.validate)
+    cards = fields.List(
+        CARD,
+        required=True,
+        validate=validate.Length(min=1, max=2),
+        metadata={
+            "description": (
+                "One card from your hand; or two, in the order they are placed, when using a\n"
+                "chopsticks card placed in an earlier turn (S6)."
+            )
+        },
+    )
+    dummy_card = fields.String(
+        allow_none=True,
+        validate=CARD.validate,
+        metadata={
+            "description": (
+                "The dummy's card, from your hand: required when you control the dummy\n"
+                "(`you.controls_dummy`), forbidden otherwise (S17)."
+            )
+        },
+    )
     use_wasabi = fields.List(
-        StrictBoolean(), allow_none=True, validate=validate.Length(min=1, max=2)
+        StrictBoolean(),
+        allow_none=True,
+        validate=validate.Length(min=1, max=2),
+        metadata={
+            "description": (
+                "Zoch edition only (S9): per card of `cards`, "
+                "in the same order, whether a nigiri\n"
+                "goes onto a free wasabi. Must have as many "
+                "entries as `cards`. Omitted or null: yes."
+            )
+        },
     )
 
     @validates_schema
@@ -56,116 +106,360 @@ class SushiGoMove(Strict):
 
 
 class Tableau(Schema):
-    cards = fields.List(fields.String(), required=True)
-    on_wasabi = fields.List(fields.String(), required=True)
+    class Meta:
+        description = (
+            "The cards placed this round, in order, and the nigiri that went onto a wasabi."
+        )
+
+    cards = fields.List(CARD, required=True)
+    on_wasabi = fields.List(
+        CARD,
+        required=True,
+        metadata={
+            "description": "The nigiri placed onto a wasabi (S8/S9); they are in `cards` too."
+        },
+    )
 
 
 class PickView(Schema):
-    cards = fields.List(fields.String(), required=True)
-    chopsticks = fields.Boolean(required=True)
-    dummy_card = fields.String()
+    cards = fields.List(CARD, required=True)
+    chopsticks = fields.Boolean(
+        required=True, metadata={"description": "Two cards were picked with chopsticks (S6)."}
+    )
+    dummy_card = fields.String(validate=CARD.validate)
     use_wasabi = fields.List(fields.Boolean())
-    auto = fields.Boolean(required=True)
-    by = fields.String()  # "bot" or "clock": the service picked for the seat
+    auto = fields.Boolean(
+        required=True,
+        metadata={"description": "The service picked the last card automatically (S5)."},
+    )
+    by = fields.String(
+        metadata={
+            "description": (
+                "Who picked, when not the seat's player: `bot` (a bot's seat) or `clock` (the\n"
+                "seat's time ran out; the `greedy` bot picked). Absent for a player's own pick."
+            ),
+            "enum": ["bot", "clock"],
+        }
+    )  # "bot" or "clock": the service picked for the seat
 
 
 class SeatView(Schema):
-    seat = fields.Integer(required=True)
-    name = fields.String(allow_none=True, required=True)
+    class Meta:
+        description = "What everybody may see of a seat."
+
+    seat = fields.Integer(required=True, metadata={"minimum": 0, "maximum": 11})
+    name = fields.String(
+        allow_none=True,
+        required=True,
+        metadata={"description": "The seat's name, null while the seat is free."},
+    )
     taken = fields.Boolean(required=True)
-    bot = fields.String(allow_none=True, required=True)  # the kind of bot playing the seat
-    hand_size = fields.Integer(required=True)
-    picked = fields.Boolean(required=True)
+    bot = fields.String(
+        allow_none=True,
+        required=True,
+        metadata={
+            "description": (
+                "The kind of bot playing the seat (`random`, "
+                "`greedy`), from the game's creation on;\n"
+                "null for a person's seat."
+            )
+        },
+    )  # the kind of bot playing the seat
+    hand_size = fields.Integer(
+        required=True,
+        metadata={
+            "description": (
+                "The number of cards the seat held when the turn began: a pick, even one of two\n"
+                "cards with chopsticks, does not change it until the reveal (S4)."
+            ),
+            "minimum": 0,
+        },
+    )
+    picked = fields.Boolean(
+        required=True,
+        metadata={"description": "Whether the seat has picked this turn (not what it picked, S4)."},
+    )
     tableau = fields.Nested(Tableau, required=True)
-    puddings = fields.Integer(required=True)
-    score = fields.Integer(required=True)
-    hand = fields.List(fields.String())  # only once the game is over
-    pick = fields.Nested(PickView, allow_none=True)  # only once the game is over
+    puddings = fields.Integer(
+        required=True,
+        metadata={"description": "Puddings kept from earlier rounds (S3).", "minimum": 0},
+    )
+    score = fields.Integer(
+        required=True,
+        metadata={"description": "Points from the rounds scored so far (and puddings, once over)."},
+    )
+    hand = fields.List(
+        CARD,
+        metadata={"description": "Once the game is over only. The seat's last hand."},
+    )  # only once the game is over
+    pick = fields.Nested(
+        PickView,
+        allow_none=True,
+        metadata={
+            "description": (
+                "Once the game is over only (replays of its past states): the seat's recorded,\n"
+                "unrevealed pick of that turn, or null."
+            )
+        },
+    )  # only once the game is over
 
 
 class DummyView(Schema):
-    controller = fields.Integer(allow_none=True, required=True)
-    pile_size = fields.Integer(required=True)
-    pile = fields.List(fields.String())  # only once the game is over
+    class Meta:
+        description = "The dummy (2-player dummy variant, S17). Its pile is face down."
+
+    controller = fields.Integer(
+        allow_none=True,
+        required=True,
+        metadata={
+            "description": "The seat controlling the dummy this turn (null unless playing).",
+            "minimum": 0,
+            "maximum": 1,
+        },
+    )
+    pile_size = fields.Integer(required=True, metadata={"minimum": 0})
+    pile = fields.List(
+        CARD,
+        metadata={
+            "description": (
+                "Once the game is over only (replays of its past states), top card first."
+            )
+        },
+    )  # only once the game is over
     tableau = fields.Nested(Tableau, required=True)
-    puddings = fields.Integer(required=True)
+    puddings = fields.Integer(required=True, metadata={"minimum": 0})
     score = fields.Integer(required=True)
 
 
 class YouView(Schema):
-    seat = fields.Integer(required=True)
-    hand = fields.List(fields.String(), required=True)
-    pick = fields.Nested(PickView, allow_none=True, required=True)
-    controls_dummy = fields.Boolean(required=True)
-    chopsticks_available = fields.Boolean(required=True)
+    class Meta:
+        description = "The viewing seat's own secrets."
+
+    seat = fields.Integer(required=True, metadata={"minimum": 0, "maximum": 11})
+    hand = fields.List(
+        CARD,
+        required=True,
+        metadata={"description": "Your hand (after your pick, if you have picked this turn)."},
+    )
+    pick = fields.Nested(
+        PickView,
+        allow_none=True,
+        required=True,
+        metadata={"description": "Your pick of this turn, null until you pick."},
+    )
+    controls_dummy = fields.Boolean(
+        required=True,
+        metadata={
+            "description": "You control the dummy this turn; name `dummy_card` in your pick (S17)."
+        },
+    )
+    chopsticks_available = fields.Boolean(
+        required=True,
+        metadata={
+            "description": (
+                "A chopsticks card placed in an earlier turn "
+                "lies in front of you: you may pick two\n"
+                "cards (S6), if your hand holds enough."
+            )
+        },
+    )
 
 
 class RulesView(Schema):
-    players = fields.Integer(required=True)
-    edition = fields.String(required=True)
-    pass_direction = fields.String(required=True)
+    players = fields.Integer(required=True, metadata={"minimum": 2, "maximum": 5})
+    edition = fields.String(required=True, validate=validate.OneOf(EDITIONS))
+    pass_direction = fields.String(required=True, validate=validate.OneOf(PASS_DIRECTIONS))
     dummy = fields.Boolean(required=True)
 
 
 class SushiGoView(Schema):
+    class Meta:
+        description = (
+            "A game as one viewer may see it. Present only in some views: `dummy` (dummy "
+            "variant),\n"
+            "`you` (a seat's own view, once the game has started), `winners`/`totals`/`seed` and\n"
+            "`seats[].hand` (once the game is over)."
+        )
+
     id = fields.UUID(required=True)
-    game = fields.String(required=True)
-    status = fields.String(required=True)
-    version = fields.Integer(required=True)
+    game = fields.String(required=True, metadata={"const": SUSHI_GO.name})
+    status = fields.String(required=True, metadata={"enum": ["waiting", "playing", "over"]})
+    version = fields.Integer(
+        required=True,
+        metadata={"description": "The number of events recorded so far.", "minimum": 1},
+    )
     rules = fields.Nested(RulesView, required=True)
-    card_names = fields.Dict(keys=fields.String(), values=fields.String(), required=True)
-    seed_commitment = fields.String(required=True)
-    round = fields.Integer(required=True)
-    turn = fields.Integer(required=True)
-    turn_seconds = fields.Integer(allow_none=True, required=True)
-    turn_deadline = fields.AwareDateTime()  # set by the service while a timed turn waits
-    seats = fields.List(fields.Nested(SeatView), required=True)
+    card_names = fields.Dict(
+        keys=fields.String(),
+        values=fields.String(),
+        required=True,
+        metadata={"description": "Card kind → the name this edition prints on it."},
+    )
+    seed_commitment = fields.String(
+        required=True,
+        metadata={
+            "description": "SHA-256 of the game's secret seed, published at creation (S18).",
+            "pattern": "^[0-9a-f]{64}$",
+        },
+    )
+    round = fields.Integer(
+        required=True,
+        metadata={
+            "description": "The current round, 1–3 (0 before the game starts).",
+            "minimum": 0,
+            "maximum": 3,
+        },
+    )
+    turn = fields.Integer(
+        required=True,
+        metadata={
+            "description": "The current turn within the round, from 1 (0 before the game starts).",
+            "minimum": 0,
+        },
+    )
+    turn_seconds = fields.Integer(
+        allow_none=True,
+        required=True,
+        metadata={
+            "description": "The turn clock's seconds per turn; null when the game has no clock.",
+            "minimum": 1,
+        },
+    )
+    turn_deadline = fields.AwareDateTime(
+        metadata={
+            "description": (
+                "When the current turn times out: then the "
+                "`greedy` bot picks for every seat that\n"
+                "has not (`by: clock`). Only with a clock, "
+                "while a turn waits for someone; in a past\n"
+                "state (`/state`), the deadline that turn had."
+            )
+        }
+    )  # set by the service while a timed turn waits
+    seats = fields.List(fields.Nested(SeatView), required=True, metadata={"maxItems": 5})
     dummy = fields.Nested(DummyView)
     you = fields.Nested(YouView)
-    winners = fields.List(fields.Integer())
-    totals = fields.List(fields.Integer())
-    seed = fields.String()
+    winners = fields.List(
+        fields.Integer(),
+        metadata={
+            "description": "Once over. The winning seats; several when they share the win (S16).",
+            "minItems": 1,
+        },
+    )
+    totals = fields.List(
+        fields.Integer(),
+        metadata={"description": "Once over. Final totals per scored seat (the dummy last, S17)."},
+    )
+    seed = fields.String(
+        metadata={
+            "description": (
+                "Once over. The secret seed, hex; `sha256(seed) == seed_commitment` and it\n"
+                "reproduces every deal (S18)."
+            ),
+            "pattern": "^[0-9a-f]{64}$",
+        }
+    )
 
 
 # --- the score sheet ------------------------------------------------------------------------------
 
 
 class SeatRound(Schema):
-    seat = fields.Integer(required=True)
+    class Meta:
+        description = "One scored seat's round, per category with the counts behind the points."
+
+    seat = fields.Integer(required=True, metadata={"minimum": 0, "maximum": 4})
     name = fields.String(required=True)
-    maki = fields.Dict(keys=fields.String(), values=fields.Integer(), required=True)
-    tempura = fields.Dict(keys=fields.String(), values=fields.Integer(), required=True)
-    sashimi = fields.Dict(keys=fields.String(), values=fields.Integer(), required=True)
-    dumpling = fields.Dict(keys=fields.String(), values=fields.Integer(), required=True)
-    nigiri = fields.Dict(keys=fields.String(), values=fields.Raw(), required=True)
-    wasabi = fields.Dict(keys=fields.String(), values=fields.Integer(), required=True)
-    pudding = fields.Dict(keys=fields.String(), values=fields.Integer(), required=True)
+    maki = fields.Dict(
+        keys=fields.String(),
+        values=fields.Integer(),
+        required=True,
+        metadata={"description": "`{icons, points}` (S11/S12)."},
+    )
+    tempura = fields.Dict(
+        keys=fields.String(),
+        values=fields.Integer(),
+        required=True,
+        metadata={"description": "`{count, points}`."},
+    )
+    sashimi = fields.Dict(
+        keys=fields.String(),
+        values=fields.Integer(),
+        required=True,
+        metadata={"description": "`{count, points}`."},
+    )
+    dumpling = fields.Dict(
+        keys=fields.String(),
+        values=fields.Integer(),
+        required=True,
+        metadata={"description": "`{count, points}`."},
+    )
+    nigiri = fields.Dict(
+        keys=fields.String(),
+        values=fields.Raw(),
+        required=True,
+        metadata={
+            "description": "`{plain: {kind: count}, on_wasabi: {kind: count}, points}` (S8–S10)."
+        },
+    )
+    wasabi = fields.Dict(
+        keys=fields.String(),
+        values=fields.Integer(),
+        required=True,
+        metadata={"description": "`{count, unused, points}`."},
+    )
+    pudding = fields.Dict(
+        keys=fields.String(),
+        values=fields.Integer(),
+        required=True,
+        metadata={"description": "`{count, points}`; puddings score at the end of the game (S13)."},
+    )
     total = fields.Integer(required=True)
 
 
 class RoundSheet(Schema):
-    round = fields.Integer(required=True)
+    round = fields.Integer(required=True, metadata={"minimum": 1, "maximum": 3})
     seats = fields.List(fields.Nested(SeatRound), required=True)
 
 
 class PuddingScore(Schema):
-    seat = fields.Integer(required=True)
+    seat = fields.Integer(required=True, metadata={"minimum": 0, "maximum": 4})
     name = fields.String(required=True)
-    count = fields.Integer(required=True)
+    count = fields.Integer(required=True, metadata={"minimum": 0})
     points = fields.Integer(required=True)
 
 
 class SeatTotal(Schema):
-    seat = fields.Integer(required=True)
+    seat = fields.Integer(required=True, metadata={"minimum": 0, "maximum": 4})
     name = fields.String(required=True)
     total = fields.Integer(required=True)
 
 
 class SushiGoScoreSheet(Schema):
     game_id = fields.UUID(required=True)
-    version = fields.Integer(required=True)
+    version = fields.Integer(required=True, metadata={"minimum": 1})
     categories = fields.List(fields.String(), required=True)
-    rounds = fields.List(fields.Nested(RoundSheet), required=True)
-    puddings = fields.List(fields.Nested(PuddingScore), allow_none=True, required=True)
-    totals = fields.List(fields.Nested(SeatTotal), required=True)
-    winners = fields.List(fields.Integer(), allow_none=True, required=True)
+    rounds = fields.List(
+        fields.Nested(RoundSheet),
+        required=True,
+        metadata={"description": "The rounds scored so far (S10–S12).", "maxItems": 3},
+    )
+    puddings = fields.List(
+        fields.Nested(PuddingScore),
+        allow_none=True,
+        required=True,
+        metadata={
+            "description": "Pudding scores per scored seat (S13–S15); null until the game is over."
+        },
+    )
+    totals = fields.List(
+        fields.Nested(SeatTotal),
+        required=True,
+        metadata={"description": "Totals so far per scored seat (the dummy, named `dummy`, last)."},
+    )
+    winners = fields.List(
+        fields.Integer(),
+        allow_none=True,
+        required=True,
+        metadata={"description": "The winning seats (S16); null until the game is over."},
+    )

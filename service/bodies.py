@@ -1,0 +1,60 @@
+"""The marshmallow building blocks of every body, shared by the HTTP layer and each game's own
+schemas (service/games/<game>/schemas.py): strict loading, strict booleans, plain text."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+from marshmallow import RAISE, Schema, ValidationError, fields, validate
+
+# Text the service stores or filters by: no control characters (C0, DEL, C1; a NUL cannot even
+# be stored in PostgreSQL text, and escapes would reach terminals through `cardroom replay`) and
+# no lone surrogates (not encodable as UTF-8). openapi.yaml says the same with a `pattern`.
+_NOT_TEXT = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
+
+
+# plain_text as the contract says it (JSON Schema patterns cannot name lone surrogates)
+PLAIN_TEXT_PATTERN = "^[^\\x00-\\x1F\\x7F-\\x9F]*$"
+
+
+def plain_text(value: str) -> None:
+    if _NOT_TEXT.search(value):
+        raise ValidationError("must not contain control characters or lone surrogates")
+
+
+# A list, not validate.And: apispec reads the Length into the contract.
+NAME: list[Callable[[Any], Any]] = [validate.Length(min=1, max=40), plain_text]
+TURN_SECONDS = (5, 3600)  # the turn clock's bounds: tests inject "now" rather than wait
+
+
+class Strict(Schema):
+    class Meta:
+        unknown = RAISE
+
+
+def TURN_NUMBER(name: str) -> fields.Integer:  # noqa: N802 (a field factory, named as one)
+    """The ``round`` or ``turn`` a move answers, as the game's view shows it: a move counts only
+    for that turn (409 ``stale_move`` once the game has moved on)."""
+    return fields.Integer(
+        required=True,
+        strict=True,
+        validate=validate.Range(min=0),
+        metadata={
+            "description": f"The game view's `{name}` this move answers; a move sent for any"
+            " other turn is refused with 409 `stale_move` and changes nothing."
+        },
+        error_messages={
+            "required": f"name the turn this move answers: send the game view's '{name}'"
+        },
+    )
+
+
+class StrictBoolean(fields.Boolean):
+    """JSON true or false only: not "true", 1 or "yes"."""
+
+    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> bool:
+        if not isinstance(value, bool):
+            raise self.make_error("invalid", input=value)
+        return value

@@ -1,0 +1,108 @@
+"""Nothing imports upward: the domain never imports the service; storage never imports HTTP, live
+updates, the command line or the games; the service layer (play.py) knows no HTTP. An AST walk
+over every module (imports inside functions included)."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# What each part may import (besides the standard library and third-party packages), from the
+# bottom up. A module belongs to the longest part its name starts with.
+EVERYTHING = {
+    "domain",
+    "service.bodies",
+    "service.errors",
+    "service.faults",
+    "service.store",
+    "service.games",
+    "service.autoplay",
+    "service.play",
+    "service.live",
+    "service.http",
+    "service.cli",
+}
+ALLOWED = {
+    "domain": {"domain"},
+    "service.bodies": {"domain"},
+    "service.errors": {"domain"},
+    "service.faults": set(),  # test-only fault points, inert unless switched on
+    "service.store": {"domain", "service.errors", "service.store"},
+    "service.games": {"domain", "service.bodies", "service.games"},
+    "service.autoplay": {"domain", "service.games"},
+    "service.play": {
+        "domain",
+        "service.errors",
+        "service.games",
+        "service.store",
+        "service.autoplay",
+        "service.faults",
+    },
+    "service.live": {"domain", "service.errors", "service.store", "service.play", "service.live"},
+    "service.http": EVERYTHING - {"service.cli"},
+    "service.cli": EVERYTHING,
+}
+
+
+def part_of(module: str) -> str | None:
+    parts = [p for p in ALLOWED if module == p or module.startswith(p + ".")]
+    return max(parts, key=len) if parts else None
+
+
+def imports(source: str, module: str, is_package: bool = False) -> Iterator[str]:
+    """The modules ``module`` (dotted name, from ``source``) imports, names resolved."""
+    package = module if is_package else module.rsplit(".", 1)[0]
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            yield from (alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*anchor, base] if base else anchor)
+            # `from service import play`: the module is service.play
+            yield from (f"{base}.{alias.name}" for alias in node.names)
+
+
+def upward_imports(source: str, module: str, is_package: bool = False) -> list[str]:
+    mine = part_of(module)
+    assert mine is not None, f"{module} belongs to no part: add it to ALLOWED"
+    wrong = []
+    for name in imports(source, module, is_package):
+        theirs = part_of(name)
+        if theirs is not None and theirs not in ALLOWED[mine]:
+            wrong.append(f"{module} imports {name} ({mine} may not import {theirs})")
+    return wrong
+
+
+def _modules() -> Iterator[tuple[str, Path, bool]]:
+    for top in ("domain", "service"):
+        for path in sorted((ROOT / top).rglob("*.py")):
+            parts = path.relative_to(ROOT).with_suffix("").parts
+            is_package = parts[-1] == "__init__"
+            yield ".".join(parts[:-1] if is_package else parts), path, is_package
+
+
+def test_nothing_imports_upward() -> None:
+    wrong = []
+    checked = 0
+    for module, path, is_package in _modules():
+        if module == "service":
+            continue  # the package's docstring only
+        wrong += upward_imports(path.read_text(), module, is_package)
+        checked += 1
+    assert checked > 50
+    assert wrong == []
+
+
+def test_the_check_finds_an_upward_import() -> None:
+    assert upward_imports("from service.http.problems import Problem\n", "service.play")
+    assert upward_imports("def f():\n    from service.http import api\n", "service.store.db")
+    assert upward_imports("import service.play\n", "domain.decider")
+    assert upward_imports("from ...http import schemas\n", "service.games.sushigo", True)
+    assert upward_imports("from ..http import schemas\n", "service.games.registry")
+    assert upward_imports("from service import play\n", "service.store.events")
+    assert not upward_imports("from service.store.events import EventStore\n", "service.play")
