@@ -20,6 +20,7 @@ import sys
 import time
 import urllib.request
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 PLAYERS = 4
@@ -36,14 +37,38 @@ class HttpResult:
     picks_per_s: float
     requests_per_s: float
     errors: int
+    server_cpu_s: float  # gunicorn's CPU seconds (master and workers) while the clients ran
+
+    @property
+    def cpu_ms_per_pick(self) -> float:
+        """Server CPU per pick; it also pays for the few GETs and the set-up of each game."""
+        return self.server_cpu_s * 1e3 / self.picks
 
     def __str__(self) -> str:
         return (
-            f"http_pick      {self.picks:>6} picks p50 {self.p50_ms:7.3f} ms  "
+            f"http_pick         {self.picks:>6} picks p50 {self.p50_ms:7.3f} ms  "
             f"p99 {self.p99_ms:7.3f} ms  {self.picks_per_s:9.1f} picks/s "
             f"({self.clients} clients, {self.workers} gunicorn workers x {self.threads} threads, "
-            f"{self.requests_per_s:.0f} requests/s in all, {self.errors} errors)"
+            f"{self.requests_per_s:.0f} requests/s in all, {self.errors} errors; server CPU "
+            f"{self.cpu_ms_per_pick:.3f} ms per pick)"
         )
+
+
+def process_tree_cpu(pid: int) -> float:
+    """CPU seconds (user + system) used so far by ``pid`` and its descendants still alive."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    total = 0.0
+    pending = [pid]
+    while pending:
+        current = pending.pop()
+        try:
+            fields = Path(f"/proc/{current}/stat").read_text().rsplit(")", 1)[1].split()
+            children = Path(f"/proc/{current}/task/{current}/children").read_text().split()
+        except OSError:
+            continue  # gone meanwhile
+        total += (int(fields[11]) + int(fields[12])) / ticks  # utime, stime
+        pending += [int(child) for child in children]
+    return total
 
 
 def free_port() -> int:
@@ -97,8 +122,14 @@ class Client:
         return response.status, dict(response.getheaders()), json.loads(data)
 
 
-def play_game(client: Client) -> tuple[list[float], int, int]:
-    """One complete game driven by one client; returns pick latencies, requests, errors."""
+def play_game(client: Client, with_path: bool = False) -> Any:
+    """One complete game driven by one client; returns pick latencies, requests, errors (and
+    the game's path, ``with_path``)."""
+    latencies, made, errors, game = _play(client)
+    return (latencies, made, errors, game) if with_path else (latencies, made, errors)
+
+
+def _play(client: Client) -> tuple[list[float], int, int, str]:
     _, headers, _ = client.call("POST", "/games", {"game": "sushi-go", "players": PLAYERS})
     game = headers["Location"]
     tokens = [
@@ -114,7 +145,7 @@ def play_game(client: Client) -> tuple[list[float], int, int]:
                 view = client.call("GET", game, token=tokens[seat])[2]
                 requests_made += 1
                 if view["status"] == "over":
-                    return latencies, requests_made, errors
+                    return latencies, requests_made, errors, game
                 you = view["you"]
                 hands[seat] = [] if you["pick"] else you["hand"]
             if not hands[seat]:
@@ -130,7 +161,7 @@ def play_game(client: Client) -> tuple[list[float], int, int]:
                 hands[seat] = None
                 continue
             if view["status"] == "over":
-                return latencies, requests_made, errors
+                return latencies, requests_made, errors, game
             if view["you"]["pick"] is None:  # this pick completed the turn: hands moved on
                 hands = [None] * PLAYERS
                 hands[seat] = view["you"]["hand"]
@@ -151,6 +182,10 @@ def _client(args: tuple[str, int]) -> tuple[list[float], int, int]:
     return latencies, made, errors
 
 
+def _noop(_: int) -> None:
+    pass
+
+
 def run(
     url: str, clients: int = 32, games_per_client: int = 1, workers: int = 0, threads: int = 4
 ) -> HttpResult:
@@ -159,10 +194,13 @@ def run(
     server = start_server(url, port, workers, threads)
     base = f"http://127.0.0.1:{port}"
     try:
-        started = time.perf_counter()
         with multiprocessing.get_context("spawn").Pool(min(clients, 8)) as pool:
+            pool.map(_noop, range(min(clients, 8)))  # start the client processes beforehand
+            cpu_before = process_tree_cpu(server.pid)
+            started = time.perf_counter()
             results = pool.map(_client, [(base, games_per_client)] * clients, chunksize=1)
-        elapsed = time.perf_counter() - started
+            elapsed = time.perf_counter() - started
+            server_cpu = process_tree_cpu(server.pid) - cpu_before
     finally:
         server.terminate()
         server.wait(timeout=30)
@@ -178,6 +216,7 @@ def run(
         picks_per_s=len(latencies) / elapsed,
         requests_per_s=made / elapsed,
         errors=sum(e for _, _, e in results),
+        server_cpu_s=server_cpu,
     )
 
 
