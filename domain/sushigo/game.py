@@ -201,7 +201,7 @@ def _picked(state: State, seat: int, pick: Pick) -> Event:
     else:
         data = pick.to_json(seat=seat)
     data["round"], data["turn"] = state.round, state.turn
-    return Event(CARD_PICKED, data)
+    return _new_event(Event, (CARD_PICKED, data, 1))
 
 
 def _consequences(log: Log[State], seed: bytes) -> None:
@@ -216,7 +216,7 @@ def _consequences(log: Log[State], seed: bytes) -> None:
         if any(state.hands) or state.dummy_pile:
             for seat in _automatic_seats(state):
                 now = log.state
-                pick = Pick((state.hands[seat][0],), auto=True)
+                pick = _new_pick(Pick, ((state.hands[seat][0],), None, None, True, None))
                 log.record(_picked(now, seat, pick), _with_pick(now, seat, pick, now.version + 1))
             continue
         log.record(_score_round(state))
@@ -250,7 +250,9 @@ def _reveal(state: State) -> Event:
             picks.append({"seat": seat, "cards": list(cards), "chopsticks": len(cards) == 2})
         else:
             picks.append(pick.to_json(seat=seat, auto=False))
-    return Event(TURN_REVEALED, {"round": state.round, "turn": state.turn, "picks": picks})
+    return _new_event(
+        Event, (TURN_REVEALED, {"round": state.round, "turn": state.turn, "picks": picks}, 1)
+    )
 
 
 def _deal(state: State, seed: bytes) -> Event:
@@ -358,6 +360,8 @@ def _with_pick(state: State, seat: int, pick: Pick, version: int) -> State:
     return tuple.__new__(State, values)
 
 
+# Event(…) and Pick(…) without their keyword-handling __new__: the hot paths make ~200 a game.
+_new_event = _new_pick = tuple.__new__
 _VERSION, _HANDS, _PICKS = (State._fields.index(name) for name in ("version", "hands", "picks"))
 
 
@@ -368,8 +372,12 @@ def _on_revealed(state: State, data: Any, version: int) -> State:
     hands = list(state.hands)
     for seat, pick in enumerate(state.picks):
         assert pick is not None
-        tableaux[seat] = _place(tableaux[seat], pick.cards, pick.use_wasabi)
-        if len(pick.cards) == 2:  # S6
+        cards, tableau = pick.cards, tableaux[seat]
+        if NIGIRI_KINDS.isdisjoint(cards):  # _place's common case, inline: no wasabi to use
+            tableaux[seat] = tuple.__new__(Tableau, (tableau.cards + cards, tableau.dipped))
+        else:
+            tableaux[seat] = _place(tableau, cards, pick.use_wasabi)
+        if len(cards) == 2:  # S6
             tableaux[seat] = _take_back_chopsticks(tableaux[seat])
             hands[seat] = (*hands[seat], CHOPSTICKS)
         if pick.dummy_card is not None:
