@@ -2,14 +2,16 @@
 
 ``python -m bench.growth [--events N] [--games G] [--reads R]``
 
-On a fresh database (created for the run on the server ``DATABASE_URL`` names, else the embedded
-one, and dropped after): one client plays ``G`` complete 4-player games over HTTP (pick p50),
-then reads each finished game ``R`` times (``GET /games/{id}`` and ``GET /games/{id}/events``,
-p50). Then ``N`` events are bulk-loaded with one ``INSERT … SELECT`` of copies of one of those
-finished games (every row through the table's triggers and indexes, as an append), the table is
-vacuumed and analysed (what autovacuum does after a bulk insert; measuring while it runs would
-measure it) and checkpointed, and the same is measured again with the same server. Goal: every
-p50 within ±10 % of its fresh value.
+Two fresh databases on one server (the one ``DATABASE_URL`` names, else the embedded one; both
+dropped after), each with its own ``cardroom serve``. Into the second, after one game is played
+on it, ``N`` events are bulk-loaded with one ``INSERT … SELECT`` of copies of that finished game
+(every row through the table's triggers and indexes, as an append); it is then vacuumed and
+analysed (what autovacuum does after a bulk insert; measuring while it runs would measure it)
+and checkpointed. Then one client measures both, alternating game by game and read by read (so
+that the machine's load, which moves times 2x from minute to minute here, weighs on both alike):
+``G`` complete 4-player games on each (pick p50), then ``R`` reads of each finished game
+(``GET /games/{id}`` and ``GET /games/{id}/events``, p50). Goal: every p50 of the grown
+database within ±10 % of the fresh one's.
 
 The copies keep the original's hashes, which name the original game: they do not pass an audit.
 The benchmark is for scratch databases only.
@@ -84,25 +86,47 @@ def _timed(client: http_bench.Client, path: str) -> float:
     return elapsed
 
 
-def measure(url: str, base: str, games: int, reads: int) -> tuple[Figures, str]:
-    """Pick and read p50s from one client; also the path of one finished game."""
-    client = http_bench.Client(base)
-    picks: list[float] = []
-    paths: list[str] = []
-    for _ in range(games):
-        latencies, _, errors, path = http_bench.play_game(client, with_path=True)
+class _Side:
+    """One database and the server in front of it, with what was measured on it."""
+
+    def __init__(self, url: str, base: str) -> None:
+        self.url = url
+        self.client = http_bench.Client(base)
+        self.picks: list[float] = []
+        self.gets: list[float] = []
+        self.pages: list[float] = []
+        self.paths: list[str] = []
+
+    def play(self) -> None:
+        latencies, _, errors, path = http_bench.play_game(self.client, with_path=True)
         if errors:
             raise RuntimeError(f"{errors} picks failed")
-        picks += latencies
-        paths.append(path)
-    gets = [_timed(client, path) for _ in range(reads) for path in paths]
-    pages = [_timed(client, f"{path}/events") for _ in range(reads) for path in paths]
-    client.conn.close()
-    with psycopg.connect(url) as conn:
-        rows = conn.execute("SELECT count(*) FROM events").fetchone()[0]  # type: ignore[index]
-    median = statistics.median
-    figures = Figures(rows, median(picks) * 1e3, median(gets) * 1e3, median(pages) * 1e3)
-    return figures, paths[-1]
+        self.picks += latencies
+        self.paths.append(path)
+
+    def read(self, path: str) -> None:
+        self.gets.append(_timed(self.client, path))
+        self.pages.append(_timed(self.client, f"{path}/events"))
+
+    def figures(self) -> Figures:
+        with psycopg.connect(self.url) as conn:
+            rows = conn.execute("SELECT count(*) FROM events").fetchone()[0]  # type: ignore[index]
+        median = statistics.median
+        return Figures(
+            rows, median(self.picks) * 1e3, median(self.gets) * 1e3, median(self.pages) * 1e3
+        )
+
+
+def measure(fresh: _Side, grown: _Side, games: int, reads: int) -> None:
+    """Alternate between the two, swapping which goes first every round."""
+    for round_ in range(games):
+        for side in (fresh, grown) if round_ % 2 == 0 else (grown, fresh):
+            side.play()
+    for round_ in range(reads):
+        for index in range(games):
+            pair = (fresh, grown) if (round_ + index) % 2 == 0 else (grown, fresh)
+            for side in pair:
+                side.read(side.paths[-games + index])
 
 
 def bulk_load(url: str, game_path: str, events: int) -> float:
@@ -142,33 +166,39 @@ def bulk_load(url: str, game_path: str, events: int) -> float:
 def run(
     server_url: str, events: int = EVENTS, games: int = 3, reads: int = 20, workers: int = 0
 ) -> Growth:
-    name = f"cardroom_growth_{secrets.token_hex(4)}"
-    url = db.ensure_database(server_url, name)
+    names = [f"cardroom_growth_{secrets.token_hex(4)}" for _ in range(2)]
+    urls = [db.ensure_database(server_url, name) for name in names]
+    servers = []
     try:
-        db.migrate(url)
-        port = http_bench.free_port()
-        server = http_bench.start_server(url, port, workers or 3, 4)
-        base = f"http://127.0.0.1:{port}"
-        try:
-            http_bench.play_game(http_bench.Client(base))  # warm-up: imports, pools, caches
-            fresh, path = measure(url, base, games, reads)
-            started = time.perf_counter()
-            table_mb = bulk_load(url, path, events)
-            load_s = time.perf_counter() - started
-            grown, _ = measure(url, base, games, reads)
-        finally:
+        sides = []
+        for url in urls:
+            db.migrate(url)
+            port = http_bench.free_port()
+            servers.append(http_bench.start_server(url, port, workers or 3, 4))
+            sides.append(_Side(url, f"http://127.0.0.1:{port}"))
+        fresh, grown = sides
+        fresh.play()  # warm-up: imports, pools, caches
+        grown.play()  # warm-up, and the finished game the bulk load copies
+        started = time.perf_counter()
+        table_mb = bulk_load(grown.url, grown.paths[0], events)
+        load_s = time.perf_counter() - started
+        for side in sides:
+            side.picks.clear()
+        measure(fresh, grown, games, reads)
+        return Growth(fresh.figures(), grown.figures(), load_s, table_mb)
+    finally:
+        for server in servers:
             server.terminate()
             server.wait(timeout=30)
-        return Growth(fresh, grown, load_s, table_mb)
-    finally:
-        db.drop_database(server_url, name)
+        for name in names:
+            db.drop_database(server_url, name)
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.growth", description=__doc__)
     parser.add_argument("--events", type=int, default=EVENTS, help="events to bulk-load")
-    parser.add_argument("--games", type=int, default=3, help="games played per measurement")
-    parser.add_argument("--reads", type=int, default=20, help="reads of each game per measurement")
+    parser.add_argument("--games", type=int, default=3, help="games played on each database")
+    parser.add_argument("--reads", type=int, default=20, help="reads of each game")
     args = parser.parse_args(argv)
     growth = run(db.database_url(), args.events, args.games, args.reads)
     print("\n".join(growth.lines()))

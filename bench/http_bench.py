@@ -19,9 +19,13 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import psycopg
+from psycopg.types.json import Jsonb
 
 PLAYERS = 4
 
@@ -38,6 +42,7 @@ class HttpResult:
     requests_per_s: float
     errors: int
     server_cpu_s: float  # gunicorn's CPU seconds (master and workers) while the clients ran
+    floor_p50_ms: float | None = None  # the floor timed right before each pick, if asked
 
     @property
     def cpu_ms_per_pick(self) -> float:
@@ -51,11 +56,18 @@ class HttpResult:
             f"({self.clients} clients, {self.workers} gunicorn workers x {self.threads} threads, "
             f"{self.requests_per_s:.0f} requests/s in all, {self.errors} errors; server CPU "
             f"{self.cpu_ms_per_pick:.3f} ms per pick)"
+            + (
+                ""
+                if self.floor_p50_ms is None
+                else f"\n  interleaved floor (autocommit INSERT before each pick) p50 "
+                f"{self.floor_p50_ms:7.3f} ms"
+            )
         )
 
 
 def process_tree_cpu(pid: int) -> float:
-    """CPU seconds (user + system) used so far by ``pid`` and its descendants still alive."""
+    """CPU seconds (user + system) used so far by ``pid`` and its descendants (alive ones, and
+    the reaped children of each, which the kernel adds to their parent's account)."""
     ticks = os.sysconf("SC_CLK_TCK")
     total = 0.0
     pending = [pid]
@@ -66,7 +78,7 @@ def process_tree_cpu(pid: int) -> float:
             children = Path(f"/proc/{current}/task/{current}/children").read_text().split()
         except OSError:
             continue  # gone meanwhile
-        total += (int(fields[11]) + int(fields[12])) / ticks  # utime, stime
+        total += sum(map(int, fields[11:15])) / ticks  # utime, stime, cutime, cstime
         pending += [int(child) for child in children]
     return total
 
@@ -101,6 +113,9 @@ class Client:
     def __init__(self, base: str) -> None:
         host, port = base.removeprefix("http://").split(":")
         self.conn = http.client.HTTPConnection(host, int(port), timeout=30)
+        # Timed right before each pick when set: the floor, sampled at the same moments.
+        self.floor: Callable[[], float] | None = None
+        self.floor_latencies: list[float] = []
 
     def call(
         self, method: str, path: str, body: Any = None, token: str | None = None
@@ -150,6 +165,8 @@ def _play(client: Client) -> tuple[list[float], int, int, str]:
                 hands[seat] = [] if you["pick"] else you["hand"]
             if not hands[seat]:
                 continue  # picked already this turn
+            if client.floor is not None:
+                client.floor_latencies.append(client.floor())
             started = time.perf_counter()
             status, _, view = client.call(
                 "POST", f"{game}/moves", {"cards": [hands[seat][0]]}, tokens[seat]
@@ -169,9 +186,26 @@ def _play(client: Client) -> tuple[list[float], int, int, str]:
                 hands[seat] = []
 
 
-def _client(args: tuple[str, int]) -> tuple[list[float], int, int]:
-    base, games = args
+def _floor(url: str, table: str) -> Callable[[], float]:
+    """A timed single-row autocommit INSERT into ``table`` (the floor of store_bench)."""
+    conn = psycopg.connect(url, autocommit=True)
+    query = f"INSERT INTO {table} (n, data) VALUES (%s, %s)"
+
+    def insert() -> float:
+        started = time.perf_counter()
+        conn.execute(query, (0, Jsonb({"n": 0})))
+        return time.perf_counter() - started
+
+    return insert
+
+
+def _client(
+    args: tuple[str, int, tuple[str, str] | None],
+) -> tuple[list[float], int, int, list[float]]:
+    base, games, floor = args
     client = Client(base)
+    if floor is not None:
+        client.floor = _floor(*floor)
     latencies: list[float] = []
     made = errors = 0
     for _ in range(games):
@@ -179,7 +213,7 @@ def _client(args: tuple[str, int]) -> tuple[list[float], int, int]:
         latencies += lat
         made, errors = made + n, errors + e
     client.conn.close()
-    return latencies, made, errors
+    return latencies, made, errors, client.floor_latencies
 
 
 def _noop(_: int) -> None:
@@ -187,8 +221,15 @@ def _noop(_: int) -> None:
 
 
 def run(
-    url: str, clients: int = 32, games_per_client: int = 1, workers: int = 0, threads: int = 4
+    url: str,
+    clients: int = 32,
+    games_per_client: int = 1,
+    workers: int = 0,
+    threads: int = 4,
+    floor_table: str | None = None,
 ) -> HttpResult:
+    """``floor_table``: a scratch table (store_bench.scratch_table) each client inserts one row
+    into, timed, right before each pick: the floor measured interleaved with the picks."""
     workers = workers or (os.cpu_count() or 1) + 1  # as `cardroom serve` does
     port = free_port()
     server = start_server(url, port, workers, threads)
@@ -198,14 +239,17 @@ def run(
             pool.map(_noop, range(min(clients, 8)))  # start the client processes beforehand
             cpu_before = process_tree_cpu(server.pid)
             started = time.perf_counter()
-            results = pool.map(_client, [(base, games_per_client)] * clients, chunksize=1)
+            floor = None if floor_table is None else (url, floor_table)
+            jobs = [(base, games_per_client, floor)] * clients
+            results = pool.map(_client, jobs, chunksize=1)
             elapsed = time.perf_counter() - started
             server_cpu = process_tree_cpu(server.pid) - cpu_before
     finally:
         server.terminate()
         server.wait(timeout=30)
-    latencies = sorted(x for lat, _, _ in results for x in lat)
-    made = sum(n for _, n, _ in results)
+    latencies = sorted(x for lat, _, _, _ in results for x in lat)
+    floors = [x for _, _, _, fl in results for x in fl]
+    made = sum(n for _, n, _, _ in results)
     return HttpResult(
         clients=clients,
         workers=workers,
@@ -215,8 +259,9 @@ def run(
         p99_ms=latencies[int(0.99 * (len(latencies) - 1))] * 1000,
         picks_per_s=len(latencies) / elapsed,
         requests_per_s=made / elapsed,
-        errors=sum(e for _, _, e in results),
+        errors=sum(e for _, _, e, _ in results),
         server_cpu_s=server_cpu,
+        floor_p50_ms=statistics.median(floors) * 1000 if floors else None,
     )
 
 
