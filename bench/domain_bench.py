@@ -7,7 +7,7 @@ Measured (median of R repetitions; the process is pinned to one CPU where the OS
 - ``simulate``: complete 4-player gamewright games of random legal play per second, every move
   through ``game.execute`` (decide + evolve) with ``randomplay.random_pick``; goal >= 1,000/s.
   ``play_random_game`` (which also keeps every intermediate state) is measured for context.
-- ``fold``: folding a finished 5-player game's events into its state; goal < 1 ms.
+- ``fold``: folding a finished 5-player game's events into its state; goal <= 0.3 ms (issue 15).
 
 Baselines from the same run, for context: the random-number driver alone (the seed and one draw
 per pick, no rules), the per-game fair shuffle (S18: commitment + HMAC Fisher-Yates, uncached),
@@ -36,7 +36,7 @@ from domain.sushigo.randomplay import play_random_game, random_pick
 from domain.sushigo.shuffle import shuffled
 
 GOAL_GAMES_PER_S = 1000.0
-GOAL_FOLD_MS = 1.0
+GOAL_FOLD_MS = 0.3
 SIMULATED = {"players": 4, "edition": "gamewright"}
 FOLDED = {"players": 5, "edition": "gamewright"}
 
@@ -156,7 +156,7 @@ def run(games: int = 300, repeats: int = 5, folds: int = 300, seed: int = 1) -> 
         "fold_ms": fold_s * 1e3,
         "fold_events": len(events),
         "fold_goal_ms": GOAL_FOLD_MS,
-        "fold_ok": fold_s * 1e3 < GOAL_FOLD_MS,
+        "fold_ok": fold_s * 1e3 <= GOAL_FOLD_MS,
         "baseline_iterate_events_ms": iterate_s * 1e3,
         "baseline_copy_events_ms": copy_s * 1e3,
         "games_per_repeat": games,
@@ -184,7 +184,7 @@ def table(r: dict[str, Any]) -> str:
         ("  baseline: seed commitment + shuffle (S18)",
          per_game(r["baseline_seed_and_shuffle_per_s"]), "", ""),
         (f"fold 5p gamewright game ({r['fold_events']} events)",
-         f"{r['fold_ms']:.3f} ms", f"< {r['fold_goal_ms']:g} ms", status(r["fold_ok"])),
+         f"{r['fold_ms']:.3f} ms", f"<= {r['fold_goal_ms']:g} ms", status(r["fold_ok"])),
         ("  baseline: iterate the events", f"{r['baseline_iterate_events_ms']:.4f} ms", "", ""),
         ("  baseline: copy the events", f"{r['baseline_copy_events_ms']:.4f} ms", "", ""),
     ]  # fmt: skip

@@ -19,8 +19,13 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
+
+import psycopg
+from psycopg.types.json import Jsonb
 
 PLAYERS = 4
 
@@ -36,14 +41,46 @@ class HttpResult:
     picks_per_s: float
     requests_per_s: float
     errors: int
+    server_cpu_s: float  # gunicorn's CPU seconds (master and workers) while the clients ran
+    floor_p50_ms: float | None = None  # the floor timed right before each pick, if asked
+
+    @property
+    def cpu_ms_per_pick(self) -> float:
+        """Server CPU per pick; it also pays for the few GETs and the set-up of each game."""
+        return self.server_cpu_s * 1e3 / self.picks
 
     def __str__(self) -> str:
         return (
-            f"http_pick      {self.picks:>6} picks p50 {self.p50_ms:7.3f} ms  "
+            f"http_pick         {self.picks:>6} picks p50 {self.p50_ms:7.3f} ms  "
             f"p99 {self.p99_ms:7.3f} ms  {self.picks_per_s:9.1f} picks/s "
             f"({self.clients} clients, {self.workers} gunicorn workers x {self.threads} threads, "
-            f"{self.requests_per_s:.0f} requests/s in all, {self.errors} errors)"
+            f"{self.requests_per_s:.0f} requests/s in all, {self.errors} errors; server CPU "
+            f"{self.cpu_ms_per_pick:.3f} ms per pick)"
+            + (
+                ""
+                if self.floor_p50_ms is None
+                else f"\n  interleaved floor (autocommit INSERT before each pick) p50 "
+                f"{self.floor_p50_ms:7.3f} ms"
+            )
         )
+
+
+def process_tree_cpu(pid: int) -> float:
+    """CPU seconds (user + system) used so far by ``pid`` and its descendants (alive ones, and
+    the reaped children of each, which the kernel adds to their parent's account)."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    total = 0.0
+    pending = [pid]
+    while pending:
+        current = pending.pop()
+        try:
+            fields = Path(f"/proc/{current}/stat").read_text().rsplit(")", 1)[1].split()
+            children = Path(f"/proc/{current}/task/{current}/children").read_text().split()
+        except OSError:
+            continue  # gone meanwhile
+        total += sum(map(int, fields[11:15])) / ticks  # utime, stime, cutime, cstime
+        pending += [int(child) for child in children]
+    return total
 
 
 def free_port() -> int:
@@ -76,6 +113,9 @@ class Client:
     def __init__(self, base: str) -> None:
         host, port = base.removeprefix("http://").split(":")
         self.conn = http.client.HTTPConnection(host, int(port), timeout=30)
+        # Timed right before each pick when set: the floor, sampled at the same moments.
+        self.floor: Callable[[], float] | None = None
+        self.floor_latencies: list[float] = []
 
     def call(
         self, method: str, path: str, body: Any = None, token: str | None = None
@@ -97,8 +137,14 @@ class Client:
         return response.status, dict(response.getheaders()), json.loads(data)
 
 
-def play_game(client: Client) -> tuple[list[float], int, int]:
-    """One complete game driven by one client; returns pick latencies, requests, errors."""
+def play_game(client: Client, with_path: bool = False) -> Any:
+    """One complete game driven by one client; returns pick latencies, requests, errors (and
+    the game's path, ``with_path``)."""
+    latencies, made, errors, game = _play(client)
+    return (latencies, made, errors, game) if with_path else (latencies, made, errors)
+
+
+def _play(client: Client) -> tuple[list[float], int, int, str]:
     _, headers, _ = client.call("POST", "/games", {"game": "sushi-go", "players": PLAYERS})
     game = headers["Location"]
     tokens = [
@@ -114,12 +160,14 @@ def play_game(client: Client) -> tuple[list[float], int, int]:
                 view = client.call("GET", game, token=tokens[seat])[2]
                 requests_made += 1
                 if view["status"] == "over":
-                    return latencies, requests_made, errors
+                    return latencies, requests_made, errors, game
                 you = view["you"]
                 hands[seat] = [] if you["pick"] else you["hand"]
                 turn = {"round": view["round"], "turn": view["turn"]}
             if not hands[seat]:
                 continue  # picked already this turn
+            if client.floor is not None:
+                client.floor_latencies.append(client.floor())
             started = time.perf_counter()
             pick = {**turn, "cards": [hands[seat][0]]}  # the turn of the hand it is from
             status, _, view = client.call("POST", f"{game}/moves", pick, tokens[seat])
@@ -130,7 +178,7 @@ def play_game(client: Client) -> tuple[list[float], int, int]:
                 hands[seat] = None
                 continue
             if view["status"] == "over":
-                return latencies, requests_made, errors
+                return latencies, requests_made, errors, game
             if view["you"]["pick"] is None:  # this pick completed the turn: hands moved on
                 hands = [None] * PLAYERS
                 hands[seat] = view["you"]["hand"]
@@ -139,9 +187,26 @@ def play_game(client: Client) -> tuple[list[float], int, int]:
                 hands[seat] = []
 
 
-def _client(args: tuple[str, int]) -> tuple[list[float], int, int]:
-    base, games = args
+def _floor(url: str, table: str) -> Callable[[], float]:
+    """A timed single-row autocommit INSERT into ``table`` (the floor of store_bench)."""
+    conn = psycopg.connect(url, autocommit=True)
+    query = f"INSERT INTO {table} (n, data) VALUES (%s, %s)"
+
+    def insert() -> float:
+        started = time.perf_counter()
+        conn.execute(query, (0, Jsonb({"n": 0})))
+        return time.perf_counter() - started
+
+    return insert
+
+
+def _client(
+    args: tuple[str, int, tuple[str, str] | None],
+) -> tuple[list[float], int, int, list[float]]:
+    base, games, floor = args
     client = Client(base)
+    if floor is not None:
+        client.floor = _floor(*floor)
     latencies: list[float] = []
     made = errors = 0
     for _ in range(games):
@@ -149,26 +214,43 @@ def _client(args: tuple[str, int]) -> tuple[list[float], int, int]:
         latencies += lat
         made, errors = made + n, errors + e
     client.conn.close()
-    return latencies, made, errors
+    return latencies, made, errors, client.floor_latencies
+
+
+def _noop(_: int) -> None:
+    pass
 
 
 def run(
-    url: str, clients: int = 32, games_per_client: int = 1, workers: int = 0, threads: int = 4
+    url: str,
+    clients: int = 32,
+    games_per_client: int = 1,
+    workers: int = 0,
+    threads: int = 4,
+    floor_table: str | None = None,
 ) -> HttpResult:
+    """``floor_table``: a scratch table (store_bench.scratch_table) each client inserts one row
+    into, timed, right before each pick: the floor measured interleaved with the picks."""
     workers = workers or (os.cpu_count() or 1) + 1  # as `cardroom serve` does
     port = free_port()
     server = start_server(url, port, workers, threads)
     base = f"http://127.0.0.1:{port}"
     try:
-        started = time.perf_counter()
         with multiprocessing.get_context("spawn").Pool(min(clients, 8)) as pool:
-            results = pool.map(_client, [(base, games_per_client)] * clients, chunksize=1)
-        elapsed = time.perf_counter() - started
+            pool.map(_noop, range(min(clients, 8)))  # start the client processes beforehand
+            cpu_before = process_tree_cpu(server.pid)
+            started = time.perf_counter()
+            floor = None if floor_table is None else (url, floor_table)
+            jobs = [(base, games_per_client, floor)] * clients
+            results = pool.map(_client, jobs, chunksize=1)
+            elapsed = time.perf_counter() - started
+            server_cpu = process_tree_cpu(server.pid) - cpu_before
     finally:
         server.terminate()
         server.wait(timeout=30)
-    latencies = sorted(x for lat, _, _ in results for x in lat)
-    made = sum(n for _, n, _ in results)
+    latencies = sorted(x for lat, _, _, _ in results for x in lat)
+    floors = [x for _, _, _, fl in results for x in fl]
+    made = sum(n for _, n, _, _ in results)
     return HttpResult(
         clients=clients,
         workers=workers,
@@ -178,7 +260,9 @@ def run(
         p99_ms=latencies[int(0.99 * (len(latencies) - 1))] * 1000,
         picks_per_s=len(latencies) / elapsed,
         requests_per_s=made / elapsed,
-        errors=sum(e for _, _, e in results),
+        errors=sum(e for _, _, e, _ in results),
+        server_cpu_s=server_cpu,
+        floor_p50_ms=statistics.median(floors) * 1000 if floors else None,
     )
 
 

@@ -1,10 +1,14 @@
 """How fast the store writes, next to the floor PostgreSQL itself sets.
 
-Two loops against one database, one operation at a time:
-- ``insert_commit``: a bare single-row INSERT + COMMIT into a scratch table (in a temporary schema
-  the benchmark creates and drops) -- the cost of one durable write on this server;
+Loops against one database, one operation at a time, into a scratch table (in a temporary
+schema the benchmark creates and drops):
+- ``insert_autocommit``: the floor, one durable write as pgbench makes it: a single-row INSERT on
+  a connection in autocommit mode (one statement, one round trip, committed by itself);
+- ``insert_commit``: the same INSERT followed by COMMIT on a connection that is not in autocommit
+  mode (BEGIN, INSERT, COMMIT: more round trips), for context only;
 - ``store_append``: ``EventStore.append`` of one event to one game, through the pool.
-The gap between the two is what the store adds (pool checkout, trigger, constraint checks).
+The gap between the floor and ``store_append`` is what the store adds (pool checkout, trigger,
+constraint checks).
 ``store_append`` writes real events (they cannot be deleted): point it at a scratch database.
 """
 
@@ -14,11 +18,13 @@ import secrets
 import statistics
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import psycopg
 from psycopg import sql
+from psycopg.types.json import Jsonb
 
 from domain.decider import GAME_CREATED, Event
 from service.store.db import make_pool
@@ -35,7 +41,7 @@ class Result:
 
     def __str__(self) -> str:
         return (
-            f"{self.name:<14} {self.ops:>6} ops  p50 {self.p50_ms:7.3f} ms  "
+            f"{self.name:<17} {self.ops:>6} ops  p50 {self.p50_ms:7.3f} ms  "
             f"p99 {self.p99_ms:7.3f} ms  {self.ops_per_s:9.1f} ops/s"
         )
 
@@ -54,28 +60,45 @@ def measure(name: str, op: Callable[[int], object], ops: int, warmup: int = 20) 
     return Result(name, ops, cuts[49] * 1e3, cuts[98] * 1e3, ops / elapsed)
 
 
-def bench_insert_commit(url: str, ops: int) -> Result:
+SCRATCH_TABLE = (
+    "CREATE TABLE {}.scratch (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,"
+    " n int NOT NULL, data jsonb NOT NULL)"
+)
+
+
+@contextmanager
+def scratch_table(url: str) -> Iterator[sql.Composable]:
+    """A scratch table in a schema of its own, dropped afterwards; yields its qualified name."""
     schema = sql.Identifier(f"bench_{secrets.token_hex(4)}")
-    with psycopg.connect(url) as conn:
+    with psycopg.connect(url, autocommit=True) as conn:
         conn.execute(sql.SQL("CREATE SCHEMA {}").format(schema))
-        conn.execute(
-            sql.SQL(
-                "CREATE TABLE {}.scratch (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,"
-                " n int NOT NULL, data jsonb NOT NULL)"
-            ).format(schema)
-        )
-        conn.commit()
-        insert = sql.SQL("INSERT INTO {}.scratch (n, data) VALUES (%s, %s)").format(schema)
+        conn.execute(sql.SQL(SCRATCH_TABLE).format(schema))
         try:
-
-            def op(i: int) -> None:
-                conn.execute(insert, (i, psycopg.types.json.Jsonb({"n": i})))
-                conn.commit()
-
-            return measure("insert_commit", op, ops)
+            yield sql.SQL("{}.scratch").format(schema)
         finally:
             conn.execute(sql.SQL("DROP SCHEMA {} CASCADE").format(schema))
-            conn.commit()
+
+
+def _insert_loop(url: str, ops: int, name: str, autocommit: bool) -> Result:
+    with scratch_table(url) as table, psycopg.connect(url, autocommit=autocommit) as conn:
+        insert = sql.SQL("INSERT INTO {} (n, data) VALUES (%s, %s)").format(table)
+
+        def op(i: int) -> None:
+            conn.execute(insert, (i, Jsonb({"n": i})))
+            if not autocommit:
+                conn.commit()
+
+        return measure(name, op, ops)
+
+
+def bench_insert_autocommit(url: str, ops: int) -> Result:
+    """The floor: one statement, one round trip, committed by itself."""
+    return _insert_loop(url, ops, "insert_autocommit", autocommit=True)
+
+
+def bench_insert_commit(url: str, ops: int) -> Result:
+    """BEGIN, INSERT, COMMIT (psycopg's default transaction mode): for context only."""
+    return _insert_loop(url, ops, "insert_commit", autocommit=False)
 
 
 def bench_store_append(url: str, ops: int) -> Result:
@@ -92,5 +115,9 @@ def bench_store_append(url: str, ops: int) -> Result:
 
 
 def run(url: str, ops: int = 1000) -> list[Result]:
-    """Both loops against ``url`` (a migrated, scratch database)."""
-    return [bench_insert_commit(url, ops), bench_store_append(url, ops)]
+    """Every loop against ``url`` (a migrated, scratch database); the floor first."""
+    return [
+        bench_insert_autocommit(url, ops),
+        bench_insert_commit(url, ops),
+        bench_store_append(url, ops),
+    ]

@@ -62,10 +62,10 @@ def decide(state: State, command: Command) -> list[Event]:
 
 def execute(state: State, command: Command) -> tuple[list[Event], State]:
     """``decide``, also returning the state after the events (computed on the way anyway)."""
-    log = Log(state, evolve)
     if isinstance(command, MakeMove):  # by far the most frequent
-        _pick(log, command)
-    elif isinstance(command, TakeSeat):
+        return _execute_pick(state, command)
+    log = Log(state, evolve)
+    if isinstance(command, TakeSeat):
         take_seat(log, command, _start)
     elif isinstance(command, CreateGame):
         _create(log, command)
@@ -91,8 +91,8 @@ def _start(log: Log[State], seed: bytes) -> None:
     log.record(_deal(log.state, seed))
 
 
-def _pick(log: Log[State], command: MakeMove) -> None:
-    state = log.state
+def _execute_pick(state: State, command: MakeMove) -> tuple[list[Event], State]:
+    """A seat's pick, and when it completes the turn, everything that follows (S4)."""
     if not state.started:
         raise conflict("game_not_started", "the game starts when every seat is taken")
     if state.over:
@@ -110,16 +110,32 @@ def _pick(log: Log[State], command: MakeMove) -> None:
     pick = _validate(state, seat, command.move)
     if state.bot_seats or pick.by is not None:
         _check_origin(state, seat, pick)
-    log.record(_picked(state, seat, pick), _with_pick(state, seat, pick, state.version + 1))
-    if None not in log.state.picks:
-        _consequences(log, command.seed)
+    event = _picked(state, seat, pick)
+    after = _with_pick(state, seat, pick, state.version + 1)
+    if None in after.picks:
+        return [event], after  # the turn goes on: nothing else happens yet
+    log = Log(after, evolve)
+    log.events.append(event)
+    _consequences(log, command.seed)
+    return log.events, log.state
 
 
 def _validate(state: State, seat: int, move: Any) -> Pick:
     """The pick as recorded, or the rule it breaks."""
     if not isinstance(move, Pick):
         raise TypeError(f"a Sushi Go! move is a Pick, not {move!r}")
-    cards, dummy_card, wasabi = tuple(move.cards), move.dummy_card, move.use_wasabi
+    cards, dummy_card, wasabi = move.cards, move.dummy_card, move.use_wasabi
+    if (  # the common case, valid as it is: one card from the hand, nothing else to decide
+        type(cards) is tuple
+        and len(cards) == 1
+        and dummy_card is None
+        and wasabi is None
+        and not move.auto
+        and cards[0] in state.hands[seat]
+        and seat != state.controller
+    ):
+        return move
+    cards = tuple(cards)
     taken = cards if dummy_card is None else (*cards, dummy_card)
     if not CARD_KINDS.issuperset(taken):
         unknown = next(k for k in taken if k not in CARD_KINDS)
@@ -176,9 +192,17 @@ def _check_origin(state: State, seat: int, pick: Pick) -> None:
 
 
 def _picked(state: State, seat: int, pick: Pick) -> Event:
-    data = pick.to_json(seat=seat)
+    if pick.dummy_card is None and pick.use_wasabi is None and pick.by is None:
+        data = {  # pick.to_json(seat=seat), built at once for the common case
+            "seat": seat,
+            "cards": list(pick.cards),
+            "chopsticks": len(pick.cards) == 2,
+            "auto": pick.auto,
+        }
+    else:
+        data = pick.to_json(seat=seat)
     data["round"], data["turn"] = state.round, state.turn
-    return Event(CARD_PICKED, data)
+    return _new_event(Event, (CARD_PICKED, data, 1))
 
 
 def _consequences(log: Log[State], seed: bytes) -> None:
@@ -186,11 +210,15 @@ def _consequences(log: Log[State], seed: bytes) -> None:
     reveal and pass (S4), round scoring (S10–S12), the next deal (S3), automatic last picks (S5),
     pudding scoring and the end (S13–S16)."""
     while None not in log.state.picks:
-        log.record(_reveal(log.state))
+        before = log.state
+        revealed = _reveal(before)
+        log.record(revealed, _on_revealed(before, revealed.data, before.version + 1))
         state = log.state
         if any(state.hands) or state.dummy_pile:
             for seat in _automatic_seats(state):
-                log.record(_picked(log.state, seat, Pick((state.hands[seat][0],), auto=True)))
+                now = log.state
+                pick = _new_pick(Pick, ((state.hands[seat][0],), None, None, True, None))
+                log.record(_picked(now, seat, pick), _with_pick(now, seat, pick, now.version + 1))
             continue
         log.record(_score_round(state))
         if log.state.round < ROUNDS:
@@ -218,8 +246,14 @@ def _reveal(state: State) -> Event:
     picks = []
     for seat, pick in enumerate(state.picks):
         assert pick is not None
-        picks.append(pick.to_json(seat=seat, auto=False))
-    return Event(TURN_REVEALED, {"round": state.round, "turn": state.turn, "picks": picks})
+        if pick.dummy_card is None and pick.use_wasabi is None:
+            cards = pick.cards  # pick.to_json(seat=seat, auto=False), at once
+            picks.append({"seat": seat, "cards": list(cards), "chopsticks": len(cards) == 2})
+        else:
+            picks.append(pick.to_json(seat=seat, auto=False))
+    return _new_event(
+        Event, (TURN_REVEALED, {"round": state.round, "turn": state.turn, "picks": picks}, 1)
+    )
 
 
 def _deal(state: State, seed: bytes) -> Event:
@@ -309,21 +343,38 @@ def _on_dealt(state: State, data: Any, version: int) -> State:
 
 
 def _on_picked(state: State, data: Any, version: int) -> State:
-    return _with_pick(state, data["seat"], Pick.from_json(data), version)
+    wasabi = data.get("use_wasabi")
+    pick = _new_pick(  # Pick.from_json(data), without keyword handling: a fold makes ~100
+        Pick,
+        (
+            tuple(data["cards"]),
+            data.get("dummy_card"),
+            None if wasabi is None else tuple(wasabi),
+            data.get("auto", False),
+            data.get("by"),
+        ),
+    )
+    return _with_pick(state, data["seat"], pick, version)
 
 
 def _with_pick(state: State, seat: int, pick: Pick, version: int) -> State:
     """S4: the pick is recorded, hidden; its cards leave the hand."""
     hand = state.hands[seat]
-    for kind in pick.taken:
+    for kind in pick.cards if pick.dummy_card is None else pick.taken:
         at = hand.index(kind)
         hand = hand[:at] + hand[at + 1 :]
-    return replace(
-        state,
-        version=version,
-        hands=(*state.hands[:seat], hand, *state.hands[seat + 1 :]),
-        picks=(*state.picks[:seat], pick, *state.picks[seat + 1 :]),
-    )
+    hands = list(state.hands)
+    hands[seat] = hand
+    picks = list(state.picks)
+    picks[seat] = pick
+    values = list(state)  # replace(state, version=…, hands=…, picks=…), without keywords
+    values[_VERSION], values[_HANDS], values[_PICKS] = version, tuple(hands), tuple(picks)
+    return tuple.__new__(State, values)
+
+
+# Event(…) and Pick(…) without their keyword-handling __new__: the hot paths make ~200 a game.
+_new_event = _new_pick = tuple.__new__
+_VERSION, _HANDS, _PICKS = (State._fields.index(name) for name in ("version", "hands", "picks"))
 
 
 def _on_revealed(state: State, data: Any, version: int) -> State:
@@ -333,19 +384,26 @@ def _on_revealed(state: State, data: Any, version: int) -> State:
     hands = list(state.hands)
     for seat, pick in enumerate(state.picks):
         assert pick is not None
-        tableaux[seat] = _place(tableaux[seat], pick.cards, pick.use_wasabi)
-        if len(pick.cards) == 2:
+        cards, tableau = pick.cards, tableaux[seat]
+        if NIGIRI_KINDS.isdisjoint(cards):  # _place's common case, inline: no wasabi to use
+            tableaux[seat] = tuple.__new__(Tableau, (tableau.cards + cards, tableau.dipped))
+        else:
+            tableaux[seat] = _place(tableau, cards, pick.use_wasabi)
+        if len(cards) == 2:  # S6
             tableaux[seat] = _take_back_chopsticks(tableaux[seat])
             hands[seat] = (*hands[seat], CHOPSTICKS)
         if pick.dummy_card is not None:
             dummy = rules.players
             tableaux[dummy] = _place(tableaux[dummy], (pick.dummy_card,), None)
-    if rules.passes_left(state.round):
+    if rules.pass_direction == "left" or state.round != 2:  # rules.passes_left(state.round)
         passed = (hands[-1], *hands[:-1])  # seat i passes to seat i + 1
     else:
         passed = (*hands[1:], hands[0])
     turns_played = state.turns_played + 1
-    hands_now, pile = _draw_for_dummy(rules, turns_played, passed, state.dummy_pile)
+    if state.dummy_pile and rules.dummy:
+        hands_now, pile = _draw_for_dummy(rules, turns_played, passed, state.dummy_pile)
+    else:
+        hands_now, pile = passed, state.dummy_pile
     return replace(
         state,
         version=version,
@@ -377,8 +435,8 @@ def _place(
 ) -> Tableau:
     """S8/S9: cards go down in the order given; a nigiri goes onto a free wasabi unless declined."""
     placed, dipped = tableau.cards, tableau.dipped
-    if NIGIRI_KINDS.isdisjoint(cards):
-        return Tableau(placed + cards, dipped)  # the common case: nothing to put on a wasabi
+    if NIGIRI_KINDS.isdisjoint(cards):  # the common case: nothing to put on a wasabi
+        return tuple.__new__(Tableau, (placed + cards, dipped))  # Tableau(…), without keywords
     for i, kind in enumerate(cards):
         placed = (*placed, kind)
         if (

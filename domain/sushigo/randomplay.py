@@ -37,7 +37,7 @@ def random_pick(state: State, seat: int, rng: random.Random) -> Pick:
     wasabi = None
     if state.rules.edition == "zoch" and any(k in NIGIRI_POINTS for k in cards):  # type: ignore[union-attr]
         wasabi = tuple(rng.random() < 0.7 for _ in cards)  # S9: sometimes decline the wasabi
-    return Pick(cards, dummy, wasabi)
+    return tuple.__new__(Pick, (cards, dummy, wasabi, False, None))  # Pick(…), without keywords
 
 
 def random_steps(
