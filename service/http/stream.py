@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import socket
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from time import monotonic
@@ -23,7 +24,8 @@ from marshmallow import ValidationError, fields, validate
 
 from domain.decider import Viewer
 from service.http import auth
-from service.http.api import game_id_of, games, hub, load
+from service.http.api import connection_settings, game_id_of, games, hub, load, open_streams
+from service.http.hangup import Hangup
 from service.http.schemas import EventRecord, StreamQuery
 from service.live.hub import Hub
 from service.play import GameService
@@ -67,13 +69,34 @@ def stream(game_id: str) -> Response:
         # Nothing will ever follow. 204 tells an EventSource not to reconnect (unlike a 200
         # that ends at once, which it would retry forever).
         return Response(status=204)
-    live = hub()
-    live.start()  # before the first read of the stream: no append after it goes unnoticed
-    frames = _frames(games(), live, gid, Viewer(seat), after, StreamSettings.of(current_app.config))
-    response = Response(frames, mimetype="text/event-stream")
+    release = open_streams().admit(request.remote_addr or "")
+    try:
+        live = hub()
+        live.start()  # before the first read of the stream: no append after it goes unnoticed
+        sock = _stream_socket(request.environ)
+        settings = StreamSettings.of(current_app.config)
+        frames = _frames(games(), live, gid, Viewer(seat), after, settings, Hangup(sock))
+        response = Response(frames, mimetype="text/event-stream")
+    except BaseException:
+        release()
+        raise
+    response.call_on_close(release)  # the WSGI server closes it however the stream ends
     response.headers["Cache-Control"] = "no-cache"
     response.headers["X-Accel-Buffering"] = "no"  # nginx: pass each event on at once
     return response
+
+
+def _stream_socket(environ: Mapping[str, Any]) -> socket.socket | None:
+    """The client's socket under gunicorn (else None), its send buffer bounded and its writes
+    timed: a client that stops reading fills the buffer, then is cut after the send timeout,
+    instead of making the server hold ever more for it."""
+    sock = environ.get("gunicorn.socket")
+    if not isinstance(sock, socket.socket):
+        return None
+    limits = connection_settings()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, limits.stream_buffer)
+    sock.settimeout(limits.send_timeout)
+    return sock
 
 
 def _last_event_id() -> int | None:
@@ -89,37 +112,49 @@ def _last_event_id() -> int | None:
 
 
 def _frames(
-    service: GameService, live: Hub, gid: UUID, viewer: Viewer, after: int, s: StreamSettings
+    service: GameService,
+    live: Hub,
+    gid: UUID,
+    viewer: Viewer,
+    after: int,
+    s: StreamSettings,
+    hangup: Hangup,
 ) -> Iterator[str]:
     """The stream's text: everything after ``after``, then each event as it is appended, until
-    the game is over (its last event sent), the stream's lifetime is up or the server stops."""
+    the game is over (its last event sent), the stream's lifetime is up, the server stops or
+    the client goes (at once, not at the next write)."""
     yield f"retry: {s.retry_ms}\n\n"
     now = monotonic()
     deadline, quiet_until = now + s.lifetime, now + s.heartbeat
-    last = after
+    last, read = after, True
     while True:
-        try:
-            items, over = _read(service, gid, viewer, last)
-        except StoreUnavailable as exc:
-            log.warning("stream of %s ends: %s", gid, exc)  # the client resumes from `last`
-            return
-        for item in items:
-            yield _frame(item)
-        if items:
-            last, quiet_until = items[-1]["version"], monotonic() + s.heartbeat
-        if over:
-            return
-        if len(items) == BATCH:
-            continue  # catching up: read on at once
+        if read:
+            epoch = live.epoch
+            try:
+                items, over = _read(service, gid, viewer, last)
+            except StoreUnavailable as exc:
+                log.warning("stream of %s ends: %s", gid, exc)  # the client resumes from `last`
+                return
+            for item in items:
+                yield _frame(item)
+            if items:
+                last, quiet_until = items[-1]["version"], monotonic() + s.heartbeat
+            if over:
+                return
+            if len(items) == BATCH:
+                continue  # catching up: read on at once
         now = monotonic()
         if now >= deadline:
             return
         if now >= quiet_until:
             yield ": heartbeat\n\n"
             quiet_until = now + s.heartbeat
-        live.wait(gid, last, min(deadline, quiet_until) - now)
-        if live.stopped:
-            return  # the server is shutting down: the client resumes elsewhere
+        woken = live.wait(gid, last, min(deadline, quiet_until) - now, hangup)
+        if live.stopped or hangup.gone:
+            return  # shutting down (the client resumes elsewhere), or nobody is listening
+        # A quiet wait with the hub listening all along missed nothing: no need to read again
+        # (10,000 streams would otherwise read the store at every heartbeat).
+        read = woken or live.epoch != epoch or not live.listening
 
 
 def _read(
