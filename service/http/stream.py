@@ -13,8 +13,9 @@ import json
 import logging
 import os
 import socket
+import threading
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from time import monotonic
 from typing import Any
 from uuid import UUID
@@ -28,7 +29,7 @@ from service.http.api import connection_settings, game_id_of, games, hub, load, 
 from service.http.hangup import Hangup
 from service.http.schemas import EventRecord, StreamQuery
 from service.live.hub import Hub
-from service.play import GameService
+from service.play import GameService, Loaded
 from service.store.events import StoreUnavailable
 
 log = logging.getLogger(__name__)
@@ -162,10 +163,58 @@ def _read(
 ) -> tuple[list[dict[str, Any]], bool]:
     """Up to BATCH events after ``after`` as ``viewer`` may read them now, and whether the game
     is over with nothing left after them."""
-    loaded = service.load(gid)  # first: the redaction rule judges by a state this recent
-    items = service.visible_events(loaded, viewer, after, BATCH)
+    loaded, records = _SHARED.read(service, gid, after)
+    items = service.visible(loaded, records, viewer)
     last = items[-1]["version"] if items else after
     return items, loaded.adapter.game.is_over(loaded.state) and last >= loaded.version
+
+
+class SharedReads:
+    """One store read for all the streams of a game that read after the same version at once
+    (an append wakes every watcher of the game together): the first reads, the others wait for
+    its result. Only reads in flight are shared, nothing is kept: one that began before an
+    append may miss it, and then its waiters read again, as the hub still says they are
+    behind."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._flights: dict[tuple[UUID, int], _Flight] = {}
+
+    def read(self, service: GameService, gid: UUID, after: int) -> tuple[Loaded, list[Any]]:
+        key = (gid, after)
+        with self._lock:
+            flight = self._flights.get(key)
+            leader = flight is None
+            if flight is None:
+                flight = self._flights[key] = _Flight()
+        if not leader:
+            flight.done.wait()
+            if flight.error is not None:
+                raise flight.error
+            assert flight.result is not None
+            return flight.result
+        try:
+            # The state first: the redaction rule judges by a state this recent.
+            loaded = service.load(gid)
+            flight.result = (loaded, service.store.load_records(gid, after, BATCH))
+            return flight.result
+        except BaseException as exc:
+            flight.error = exc
+            raise
+        finally:
+            with self._lock:
+                del self._flights[key]
+            flight.done.set()
+
+
+@dataclass
+class _Flight:
+    done: threading.Event = field(default_factory=threading.Event)
+    result: tuple[Loaded, list[Any]] | None = None
+    error: BaseException | None = None
+
+
+_SHARED = SharedReads()  # per process (each worker imports this module after its fork)
 
 
 def _frame(item: dict[str, Any]) -> str:
