@@ -151,10 +151,14 @@ async def pick(api: Api, game: Game) -> int:
 # --- the watchers -------------------------------------------------------------------------------
 
 
+OPENING = 64  # connections being opened at once (a crowd arriving, not one burst)
+
+
 @dataclass
 class Watchers:
     port: int
     stop: asyncio.Event = field(default_factory=asyncio.Event)
+    opening: asyncio.Semaphore = field(default_factory=lambda: asyncio.Semaphore(OPENING))
     open_now: int = 0
     lost: int = 0
     doubled: int = 0
@@ -175,13 +179,14 @@ class Watchers:
         while not self.stop.is_set():
             writer = None
             try:
-                reader, writer = await connect(addr, self.port)
-                # HTTP/1.0: the body is not chunked and ends when the server closes it.
-                writer.write(
-                    f"GET {game.path}/stream HTTP/1.0\r\nHost: {HOST}\r\n"
-                    f"Last-Event-ID: {last}\r\n{auth}\r\n".encode()
-                )
-                status, headers = await read_head(reader)
+                async with self.opening:
+                    reader, writer = await connect(addr, self.port)
+                    # HTTP/1.0: the body is not chunked and ends when the server closes it.
+                    writer.write(
+                        f"GET {game.path}/stream HTTP/1.0\r\nHost: {HOST}\r\n"
+                        f"Last-Event-ID: {last}\r\n{auth}\r\n".encode()
+                    )
+                    status, headers = await read_head(reader)
                 if status != 200:
                     self.errors[f"stream {status}"] += 1
                     await asyncio.sleep(float(headers.get("retry-after", 1)))
@@ -213,7 +218,9 @@ class Watchers:
         while not self.stop.is_set():
             try:
                 if writer is None:
-                    reader, writer = await connect(addr, self.port)
+                    async with self.opening:
+                        reader, writer = await connect(addr, self.port)
+                        await asyncio.sleep(0.01)  # paced like the streams
                 if not counted:
                     self.open_now, counted = self.open_now + 1, True
                 query = f"?wait_after={version}&wait_seconds=30"
@@ -364,7 +371,9 @@ def raise_open_files_limit() -> int:
     return resource.getrlimit(resource.RLIMIT_NOFILE)[0]
 
 
-async def open_watchers(watchers: Watchers, games: list[Game], count: int) -> list[asyncio.Task]:
+async def open_watchers(
+    watchers: Watchers, games: list[Game], count: int
+) -> list[asyncio.Task[None]]:
     tasks = []
     for index in range(count):
         game = games[index % len(games)]
@@ -374,8 +383,6 @@ async def open_watchers(watchers: Watchers, games: list[Game], count: int) -> li
         else:
             token = game.token if index % 2 else None
             tasks.append(asyncio.create_task(watchers.stream(game, addr, token)))
-        if index % 200 == 199:
-            await asyncio.sleep(0.05)  # a steady opening, not one burst in the backlog
     return tasks
 
 

@@ -86,6 +86,8 @@ def server(database_url: str) -> Iterator[Served]:
         "CARDROOM_STREAMS_PER_ADDRESS": "2",
         "CARDROOM_HEADER_TIMEOUT": "1",
         "CARDROOM_BODY_TIMEOUT": "1",
+        "CARDROOM_SEND_TIMEOUT": "1",
+        "CARDROOM_STREAM_BUFFER": "4096",
     }
     with cardroom_serve(database_url, env=env) as served:
         yield served
@@ -141,6 +143,37 @@ def test_the_cap_per_address_answers_429(server: Served, table: Table) -> None:
     other, status, _, _ = open_stream(server, table.game_id, "127.0.0.23")
     assert status == 200
     for sock in (refused, poll, other, *(sock for sock, _, _, _ in held)):
+        sock.close()
+
+
+def test_a_client_that_reads_nothing_is_cut_after_the_send_timeout(server: Served) -> None:
+    """Two streams of a whole 5-player game (far more than the socket buffers hold) whose
+    client reads nothing: the server stops writing after the send timeout (1 s here) and
+    closes them, which frees the address's slots (cap 2) instead of holding them forever."""
+    with ApiClient(server.url) as api:
+        table = Table.open(api, 5)
+        try:
+            play_to_end(table, random.Random(5))
+        finally:
+            table.close()
+    address = "127.0.0.24"
+    stuck = []
+    for _ in range(2):
+        sock = socket.socket()
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1024)  # before connecting
+        sock.bind((address, 0))
+        sock.connect(("127.0.0.1", server.port))
+        sock.sendall(f"GET {table.path}/stream HTTP/1.0\r\n\r\n".encode())
+        stuck.append(sock)
+
+    def admitted() -> bool:
+        sock, status, _, _ = open_stream(server, table.game_id, address)
+        sock.close()
+        return status == 200
+
+    assert not admitted()  # both slots held while the server waits to write
+    assert wait_for(admitted, 5.0) is not None
+    for sock in stuck:
         sock.close()
 
 

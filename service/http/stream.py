@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import random
 import socket
 import threading
 from collections.abc import Iterator, Mapping
@@ -51,7 +52,7 @@ class StreamSettings:
     @classmethod
     def of(cls, config: Mapping[str, Any]) -> StreamSettings:
         return cls(
-            float(config.get("STREAM_SECONDS") or os.environ.get("CARDROOM_STREAM_SECONDS", 60)),
+            float(config.get("STREAM_SECONDS") or os.environ.get("CARDROOM_STREAM_SECONDS", 300)),
             float(config.get("STREAM_HEARTBEAT_SECONDS", 15)),
             int(config.get("STREAM_RETRY_MS", 1000)),
         )
@@ -126,7 +127,9 @@ def _frames(
     the client goes (at once, not at the next write)."""
     yield f"retry: {s.retry_ms}\n\n"
     now = monotonic()
-    deadline, quiet_until = now + s.lifetime, now + s.heartbeat
+    # Each stream ends somewhere in the last fifth of its lifetime: streams opened together
+    # (after a restart, by a bench) do not all reconnect together.
+    deadline, quiet_until = now + s.lifetime * random.uniform(0.8, 1.0), now + s.heartbeat
     last, read = after, True
     while True:
         if read:
