@@ -83,6 +83,10 @@ def serve(
 ) -> None:
     if worker_class == "gevent":
         _patch_for_gevent()
+        # Every request enters the app at once (no thread to wait for), so a busy moment
+        # queues them on the connection pool, not in the listen backlog: waiting there is not
+        # an outage (a database known to be down still answers 503 at once: db.py).
+        os.environ.setdefault("CARDROOM_POOL_TIMEOUT", "30")
     from service.http.connections import ConnectionSettings
     from service.store import db
 
