@@ -199,6 +199,9 @@ class Server:
             "DATABASE_URL": self.url,
             "PYTHONPATH": str(ROOT),
             "CARDROOM_RATE_LIMITS": "off",
+            # Every client long-polls from 127.0.0.1: one address, far past the cap of open
+            # streams and long polls per address (service/http/connections.py).
+            "CARDROOM_STREAMS_PER_ADDRESS": "0",
         }
         command = [sys.executable, "-m", "service.cli.main", "serve", "--port", str(self.port)]
         command += ["--workers", str(self.workers), "--threads", str(self.threads)]

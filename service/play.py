@@ -13,7 +13,7 @@ makes the moves of turns whose deadline passed).
 from __future__ import annotations
 
 import secrets
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -107,6 +107,12 @@ class GameService:
     ) -> list[dict[str, Any]]:
         """Up to ``limit`` events after version ``after``, each as ``viewer`` may read it. Events
         past ``loaded`` are left out: the redaction rule judges by that state, so load first."""
+        return self.visible(loaded, self.store.load_records(loaded.id, after, limit), viewer)
+
+    @staticmethod
+    def visible(loaded: Loaded, records: Iterable[Any], viewer: Viewer) -> list[dict[str, Any]]:
+        """``records`` (of ``store.load_records``) as ``viewer`` may read them, judged by the
+        state ``loaded`` (records past it are left out): one read serves many viewers."""
         game = loaded.adapter.game
         return [
             {
@@ -116,7 +122,7 @@ class GameService:
                 "data": game.visible_event(loaded.state, r.event, viewer).data,
                 "recorded_at": r.recorded_at,
             }
-            for r in self.store.load_records(loaded.id, after, limit)
+            for r in records
             if r.version <= loaded.version
         ]
 

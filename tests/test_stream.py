@@ -8,11 +8,7 @@ every wait is on a condition, an event or a server's answer, with a timeout.
 from __future__ import annotations
 
 import json
-import os
 import random
-import socket
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -38,6 +34,7 @@ from api_client import (
 from flask import Flask
 from openapi_schema_validator import OAS31Validator
 from psycopg_pool import ConnectionPool
+from serve_support import cardroom_serve
 from test_api_no_leaks import HIDDEN_PICK_KEYS, Truth, check_no_secret_hands, check_no_seed
 
 from domain.sushigo.game import CARD_PICKED, ROUND_DEALT
@@ -419,49 +416,11 @@ def test_a_long_poll_answers_at_its_timeout_otherwise(api: ApiClient) -> None:
 # --- two server processes ---------------------------------------------------------------------
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @contextmanager
 def cardroom_server(database_url: str) -> Iterator[str]:
     """``cardroom serve`` in its own process (one gunicorn worker) on the test database."""
-    port = _free_port()
-    command = [sys.executable, "-m", "service.cli.main", "serve", "--port", str(port)]
-    command += ["--workers", "1", "--threads", "8", "--no-access-log"]
-    env = {**os.environ, "DATABASE_URL": database_url}
-    server = subprocess.Popen(
-        command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
-    )
-    listening = threading.Event()
-    log: list[str] = []
-
-    def read_log() -> None:  # drained all along, so that the server never blocks on its pipe
-        assert server.stderr is not None
-        for line in server.stderr:
-            log.append(line)
-            if "Listening at" in line:
-                listening.set()
-
-    reader = threading.Thread(target=read_log, daemon=True)
-    reader.start()
-    try:
-        assert listening.wait(WAIT), "the server did not start:\n" + "".join(log)
-        base = f"http://127.0.0.1:{port}"
-        # The socket is bound: this waits in its backlog until the worker has booted.
-        expect_status(requests.get(f"{base}/healthz", timeout=WAIT), 200)
-        yield base
-    finally:
-        server.terminate()
-        try:
-            server.wait(WAIT)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
-            raise
-        reader.join(WAIT)
+    with cardroom_serve(database_url) as served:
+        yield served.url
 
 
 def test_a_pick_through_one_server_reaches_a_stream_of_another(database_url: str) -> None:

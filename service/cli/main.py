@@ -5,20 +5,26 @@ from __future__ import annotations
 
 import argparse
 import logging
+import math
 import os
+import resource
 import signal
+import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from service.store import db
+# Not imported here: service.store.db (psycopg, psycopg_pool). `cardroom serve` monkey-patches
+# the process for gevent first, and they must see the patched threading and select modules.
 
-# Why so many: an event stream holds a thread for up to a minute and a long poll for up to 30 s,
-# mostly asleep; the database pool, not the thread count, bounds the real work.
-DEFAULT_THREADS = 16
+# The default worker: gevent's (service/http/worker.py), where an open stream, a long poll or a
+# slow client costs a greenlet, not a thread. "gthread" keeps the former threaded worker.
+GEVENT_WORKER = "service.http.worker.CardroomWorker"
+WORKER_CLASSES = {"gevent": GEVENT_WORKER, "gthread": "gthread"}
+DEFAULT_THREADS = 16  # gthread only: each open stream or long poll holds one
 
 
 def _default_workers() -> int:
-    # Threaded workers (gthread) keep connections alive; a few processes use every core.
+    # A few processes use every core; each serves thousands of connections (gevent).
     return int(os.environ.get("WEB_CONCURRENCY") or (os.cpu_count() or 1) + 1)
 
 
@@ -31,10 +37,16 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--port", type=int, default=8000)
     serve.add_argument("--workers", type=int, default=_default_workers())
     serve.add_argument(
+        "--worker-class",
+        choices=sorted(WORKER_CLASSES),
+        default="gevent",
+        help="gevent (default): an open stream or long poll costs no thread; gthread: threads",
+    )
+    serve.add_argument(
         "--threads",
         type=int,
         default=DEFAULT_THREADS,
-        help="threads per worker (gthread); each open event stream or long poll holds one",
+        help="threads per worker, gthread only; each open event stream or long poll holds one",
     )
     serve.add_argument(
         "--no-access-log", action="store_true", help="do not log each request (benchmarks)"
@@ -57,23 +69,46 @@ def _parser() -> argparse.ArgumentParser:
 
 def migrate() -> str:
     """Resolve the database (starting the embedded one if need be), migrate it, return its URL."""
+    from service.store import db
+
     url = db.database_url()
     db.migrate(url)
     return url
 
 
-def serve(host: str, port: int, workers: int, threads: int = 1, access_log: bool = True) -> None:
+def serve(
+    host: str,
+    port: int,
+    workers: int,
+    threads: int = 1,
+    access_log: bool = True,
+    worker_class: str = "gevent",
+) -> None:
+    if worker_class == "gevent":
+        _patch_for_gevent()
+        # Every request enters the app at once (no thread to wait for), so a busy moment
+        # queues them on the connection pool, not in the listen backlog: waiting there is not
+        # an outage (a database known to be down still answers 503 at once: db.py).
+        os.environ.setdefault("CARDROOM_POOL_TIMEOUT", "30")
+    from service.http.connections import ConnectionSettings
+    from service.store import db
+
     url = migrate()
     # Why: the workers are forked from this process; they must use the database resolved here
     # (this process owns the embedded server, if any) rather than start their own. They connect
     # as the least privileged role (SELECT and INSERT only) unless told otherwise: db.app_url.
     os.environ["DATABASE_URL"] = db.app_url(url)
+    limits = ConnectionSettings.from_env()
+    _raise_open_files_limit(limits.worker_connections + 1024)
     _run_gunicorn(
         {
             "bind": f"{host}:{port}",
             "workers": workers,
             "threads": threads,
-            "worker_class": "gthread" if threads > 1 else "sync",
+            "worker_class": WORKER_CLASSES[worker_class],
+            "worker_connections": limits.worker_connections,
+            # gevent: the worker bounds reading a request's head by the header timeout (float)
+            "keepalive": max(1, math.ceil(limits.header_timeout)),
             # No preload: each worker builds its own app and connection pool after the fork
             # (a pool's connections and threads must not be shared across processes).
             "preload_app": False,
@@ -83,17 +118,53 @@ def serve(host: str, port: int, workers: int, threads: int = 1, access_log: bool
     )
 
 
+def _patch_for_gevent() -> None:
+    """Make blocking calls cooperative in this process and the workers it forks, before
+    psycopg, psycopg_pool and the hub are imported: they bind threading's locks and pick
+    psycopg's wait function at import time."""
+    if "psycopg" in sys.modules:
+        raise RuntimeError("psycopg was imported before gevent's monkey-patching")
+    from gevent import monkey
+
+    monkey.patch_all()
+
+
+def _raise_open_files_limit(wanted: int) -> None:
+    """Each open connection is a file descriptor: raise the soft limit as far as allowed."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    target = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
+    if soft != resource.RLIM_INFINITY and soft < target:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+    if target < wanted:
+        logging.getLogger(__name__).warning(
+            "open files limited to %d (hard limit): fewer connections than %d", target, wanted
+        )
+
+
 def _end_live_requests_on_exit(worker: Any) -> None:
     """When the worker is told to stop, its event streams and long polls end at once (clients
     resume elsewhere) instead of holding the shutdown for their whole lifetime."""
-    hub = worker.wsgi.extensions["cardroom_live"]
+    app = getattr(worker, "flask_app", worker.wsgi)
+    hub = app.extensions["cardroom_live"]
+    cooperative = "gevent.monkey" in sys.modules
+
+    def stop() -> None:
+        if cooperative:
+            import gevent
+
+            # Not in the signal handler itself: it may have interrupted the event loop or a
+            # greenlet holding the hub's lock.
+            gevent.spawn(hub.stop, False)
+        else:
+            hub.stop(join=False)
+
     for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGQUIT):
         previous = signal.getsignal(signum)
         if not callable(previous):
             continue
 
         def handler(number: int, frame: Any, previous: Callable[..., Any] = previous) -> None:
-            hub.stop(join=False)
+            stop()
             previous(number, frame)
 
         signal.signal(signum, handler)
@@ -131,7 +202,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         migrate()
         print("database is up to date")
     elif args.command == "serve":
-        serve(args.host, args.port, args.workers, args.threads, not args.no_access_log)
+        serve(
+            args.host,
+            args.port,
+            args.workers,
+            args.threads,
+            not args.no_access_log,
+            args.worker_class,
+        )
     elif args.command == "audit":
         from service.cli.terminal import audit_command
 

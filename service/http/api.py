@@ -11,6 +11,8 @@ from marshmallow import ValidationError
 from domain.audit import audit
 from domain.decider import GAME_ENDED, Viewer
 from service.http import auth, idempotency
+from service.http.connections import ConnectionSettings, OpenStreams
+from service.http.hangup import Hangup
 from service.http.problems import Problem
 from service.http.schemas import (
     LONG_POLL_MAX_SECONDS,
@@ -55,6 +57,14 @@ def games() -> GameService:
 
 def hub() -> live.Hub:
     return current_app.extensions["cardroom_live"]
+
+
+def open_streams() -> OpenStreams:
+    return current_app.extensions["cardroom_open_streams"]
+
+
+def connection_settings() -> ConnectionSettings:
+    return current_app.extensions["cardroom_connections"]
 
 
 def json_response(body: Any, status: int = 200, **headers: str) -> Response:
@@ -392,6 +402,7 @@ def get_game(game_id: str) -> Response:
         '401': BadToken
         '403': OtherGameToken
         '404': GameNotFound
+        '429': TooManyStreams
         '500': InternalError
         '503': DatabaseUnavailable
     """
@@ -399,9 +410,15 @@ def get_game(game_id: str) -> Response:
     query = GAME_QUERY.load(request.args.to_dict())
     loaded = load(gid)
     seat = auth.optional_seat(games(), gid)
-    if "wait_after" in query:  # a long poll
+    if "wait_after" in query and loaded.version <= query["wait_after"]:  # a long poll waits
         seconds = query.get("wait_seconds", LONG_POLL_MAX_SECONDS)
-        loaded = live.wait_past(hub(), gid, query["wait_after"], seconds, lambda: load(gid), loaded)
+        release = open_streams().admit(request.remote_addr or "")
+        try:
+            gone = Hangup(request.environ.get("gunicorn.socket"))
+            after = query["wait_after"]
+            loaded = live.wait_past(hub(), gid, after, seconds, lambda: load(gid), loaded, gone)
+        finally:
+            release()
     # A seat and a spectator see different bodies at the same version: the tag names both.
     tag = f"{loaded.version}-{'spectator' if seat is None else f'seat{seat}'}"
     headers = {"ETag": f'W/"{tag}"', "Vary": "Authorization"}

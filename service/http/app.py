@@ -13,6 +13,7 @@ from psycopg_pool import ConnectionPool
 from service.games.registry import load_games
 from service.http import abuse, idempotency, problems
 from service.http.api import api
+from service.http.connections import ConnectionSettings, OpenStreams
 from service.http.stream import stream_api
 from service.http.web_page import web
 from service.live import clock
@@ -61,6 +62,11 @@ def create_app(
     hub = live.Hub(lambda: str(pool.conninfo))
     atexit.register(hub.stop)
     app.extensions["cardroom_live"] = hub
+    connections = app.extensions["cardroom_connections"] = ConnectionSettings.from_env()
+    # The per-address cap on streams and long polls; app config CARDROOM_STREAMS_PER_ADDRESS
+    # overrides the environment (tests).
+    cap = app.config.get("CARDROOM_STREAMS_PER_ADDRESS", connections.streams_per_address)
+    app.extensions["cardroom_open_streams"] = OpenStreams(cap)
     problems.register(app)
     app.register_blueprint(api)
     app.register_blueprint(stream_api)

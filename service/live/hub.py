@@ -17,6 +17,7 @@ import logging
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from time import monotonic
 from typing import Any, Protocol, TypeVar
@@ -27,6 +28,17 @@ import psycopg
 from service.store import db
 
 log = logging.getLogger(__name__)
+
+
+class Hangup(Protocol):
+    """Watches a waiting request's client (service/http/hangup.py): ``watch`` sets ``woken`` as
+    soon as the client goes, and ``gone`` says it went."""
+
+    @property
+    def gone(self) -> bool: ...
+
+    def watch(self, woken: threading.Event) -> AbstractContextManager[None]: ...
+
 
 CHANNEL = "cardroom_events"
 POLL_SECONDS = 1.0  # while the hub cannot listen, waiters wake this often to read the store
@@ -58,6 +70,14 @@ class Hub:
         self._tried = threading.Event()  # the first connection attempt is over, either way
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
+        self._epoch = 0  # connections made so far: a change means notifications may be lost
+
+    @property
+    def epoch(self) -> int:
+        """Changes whenever the listening connection is (re)made: a waiter that timed out with
+        the same epoch as when it last read the store, the hub listening all along, missed no
+        notification, so it need not read the store again."""
+        return self._epoch
 
     @property
     def listening(self) -> bool:
@@ -92,12 +112,14 @@ class Hub:
         if join and thread is not None and thread is not threading.current_thread():
             thread.join(STOP_CHECK_SECONDS + CONNECT_TIMEOUT_SECONDS + 1)
 
-    def wait(self, game_id: UUID, after_version: int, timeout: float) -> bool:
+    def wait(
+        self, game_id: UUID, after_version: int, timeout: float, hangup: Hangup | None = None
+    ) -> bool:
         """Block until ``game_id`` is notified past ``after_version`` (maybe before this call),
         or for ``timeout`` seconds. True when woken: by such a notification, by a reconnection
         (notifications may have been missed), or, while the hub cannot listen, after
-        ``POLL_SECONDS``; at once once stopped. Whatever it returns, read the store to know
-        what changed."""
+        ``POLL_SECONDS``; at once once stopped; as soon as ``hangup``'s client goes. Whatever
+        it returns, read the store to know what changed."""
         self.start()
         waiter = _Waiter(after_version)
         with self._lock:
@@ -106,9 +128,11 @@ class Hub:
             listening = self.listening
             self._waiters.setdefault(game_id, []).append(waiter)
         try:
-            if listening:
-                return waiter.woken.wait(max(0.0, timeout))
-            return waiter.woken.wait(min(max(0.0, timeout), POLL_SECONDS)) or timeout > POLL_SECONDS
+            with hangup.watch(waiter.woken) if hangup is not None else nullcontext():
+                if listening:
+                    return waiter.woken.wait(max(0.0, timeout))
+                polled = min(max(0.0, timeout), POLL_SECONDS)
+                return waiter.woken.wait(polled) or timeout > POLL_SECONDS
         finally:
             with self._lock:
                 waiters = self._waiters.get(game_id, [])
@@ -130,6 +154,8 @@ class Hub:
                     options=db.session_options(),
                 ) as conn:
                     conn.execute(f"LISTEN {CHANNEL}")
+                    with self._lock:
+                        self._epoch += 1
                     self._listening.set()
                     self._tried.set()
                     self._wake_all()  # anything may have been appended while not listening
@@ -194,10 +220,17 @@ V = TypeVar("V", bound=Versioned)
 
 
 def wait_past(
-    hub: Hub, game_id: UUID, after: int, seconds: float, load: Callable[[], V], current: V
+    hub: Hub,
+    game_id: UUID,
+    after: int,
+    seconds: float,
+    load: Callable[[], V],
+    current: V,
+    hangup: Hangup | None = None,
 ) -> V:
     """A long poll: ``current`` if its version is past ``after``, else the game as ``load``
-    reads it once it is, or once ``seconds`` have passed (whichever comes first)."""
+    reads it once it is, or once ``seconds`` have passed (whichever comes first; at once when
+    ``hangup``'s client goes: the answer will not be read)."""
     if current.version > after:
         return current
     deadline = monotonic() + seconds
@@ -207,6 +240,8 @@ def wait_past(
         remaining = deadline - monotonic()
         if remaining <= 0 or hub.stopped:
             break
-        hub.wait(game_id, after, remaining)
+        hub.wait(game_id, after, remaining, hangup)
+        if hangup is not None and hangup.gone:
+            break
         current = load()
     return current

@@ -1,0 +1,531 @@
+"""Thousands of open event streams and long polls on one ``cardroom serve`` with its defaults.
+
+Side by side in one run, on one server: the pick load of bench/http_bench.py (32 clients playing
+whole 4-player games) and ``/healthz`` latency with no stream open, then with ``--streams`` open
+connections (event streams and long polls spread over ``--games`` games, half of the streams
+with a seat's bearer token, the others spectators'); fan-out latency (from sending the pick
+that appends an event to the moment the last watcher of that game has read it) for 100 streams
+of one game and for every watcher of the ``--games`` games; memory per open connection (PSS
+of the gunicorn master and workers, before and after opening them). Every stream checks that
+it gets each event exactly once, across the reconnections the server asks for.
+
+The watchers are coroutines of one asyncio process on loopback source addresses 127.77.x.y
+(20 connections per address: the server's per-address cap, 32, stays in force). Everything is
+bounded in count and time (``--deadline``); all traffic is to 127.0.0.1.
+
+    python -m bench.streams                                 # embedded PostgreSQL in a temp dir
+    python -m bench.streams --url postgresql://...          # a migrated scratch database
+    python -m bench.streams --worker-class gthread --streams 200   # the former threaded worker
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import multiprocessing
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from bench import http_bench
+
+HOST = "127.0.0.1"
+PER_ADDRESS = 20  # connections per loopback source address (the server's cap is 32)
+LONG_POLL_SHARE = 0.2  # of the open connections; the rest are event streams
+HOT_WATCHERS = 100
+HOT_APPENDS = 20
+PICK_CLIENTS = 32
+
+
+@dataclass
+class Game:
+    path: str
+    token: str
+    hand: list[str]
+    version: int
+
+
+def log(message: str) -> None:
+    print(f"{time.strftime('%H:%M:%S')} {message}", file=sys.stderr, flush=True)
+
+
+def percentile(values: list[float], share: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(share * len(ordered)))] if ordered else float("nan")
+
+
+def source_address(index: int) -> str:
+    slot = index // PER_ADDRESS
+    return f"127.77.{slot // 250}.{slot % 250 + 1}"
+
+
+# --- HTTP/1.1 on asyncio streams (the watchers' side must hold 10,000 connections) -------------
+
+
+async def connect(addr: str | None, port: int) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    local = (addr, 0) if addr else None
+    return await asyncio.open_connection(HOST, port, local_addr=local, limit=1 << 20)
+
+
+async def read_head(reader: asyncio.StreamReader) -> tuple[int, dict[str, str]]:
+    status = int((await reader.readline()).split()[1])
+    headers: dict[str, str] = {}
+    while (line := await reader.readline()) not in (b"\r\n", b"\n", b""):
+        name, _, value = line.decode("latin-1").partition(":")
+        headers[name.strip().lower()] = value.strip()
+    return status, headers
+
+
+async def call(
+    reader: asyncio.StreamReader,
+    writer: asyncio.StreamWriter,
+    method: str,
+    path: str,
+    body: Any = None,
+    token: str | None = None,
+) -> tuple[int, dict[str, str], Any]:
+    payload = b"" if body is None else json.dumps(body).encode()
+    head = f"{method} {path} HTTP/1.1\r\nHost: {HOST}\r\nContent-Length: {len(payload)}\r\n"
+    if body is not None:
+        head += "Content-Type: application/json\r\n"
+    if token:
+        head += f"Authorization: Bearer {token}\r\n"
+    writer.write(head.encode() + b"\r\n" + payload)
+    status, headers = await read_head(reader)
+    data = await reader.readexactly(int(headers.get("content-length", "0")))
+    return status, headers, json.loads(data) if data else None
+
+
+class Api:
+    """One kept-alive connection for the bench's own calls (create, join, pick, healthz)."""
+
+    def __init__(self, port: int) -> None:
+        self.port = port
+        self.conn: tuple[asyncio.StreamReader, asyncio.StreamWriter] | None = None
+
+    async def call(self, method: str, path: str, body: Any = None, token: str | None = None):
+        for attempt in (1, 2):
+            if self.conn is None:
+                self.conn = await connect(None, self.port)
+            try:
+                return await call(*self.conn, method, path, body, token)
+            except (IndexError, ConnectionError, asyncio.IncompleteReadError):
+                # The server closed the idle kept-alive connection: open another, send again.
+                self.conn[1].close()
+                self.conn = None
+                if attempt == 2:
+                    raise
+        raise AssertionError("unreachable")
+
+
+async def new_game(api: Api) -> Game:
+    """A 2-player Sushi Go game: seat 1 a greedy bot, seat 0 ours (its token picks)."""
+    body = {"game": "sushi-go", "players": 2, "bots": [{"seat": 1, "kind": "greedy"}]}
+    _, headers, _ = await api.call("POST", "/games", body)
+    path = headers["location"]
+    _, _, seat = await api.call("POST", f"{path}/players", {"name": "watched"})
+    _, _, view = await api.call("GET", path, token=seat["token"])
+    return Game(path, seat["token"], view["you"]["hand"], view["version"])
+
+
+async def pick(api: Api, game: Game) -> int:
+    """Our seat's pick (the bot has picked already): returns the first version it appends."""
+    first = game.version + 1
+    status, _, view = await api.call(
+        "POST", f"{game.path}/moves", {"cards": game.hand[:1]}, game.token
+    )
+    if status != 200:
+        raise RuntimeError(f"pick refused: {status} {view}")
+    game.version, game.hand = view["version"], view["you"]["hand"]
+    return first
+
+
+# --- the watchers -------------------------------------------------------------------------------
+
+
+OPENING = 64  # connections being opened at once (a crowd arriving, not one burst)
+
+
+@dataclass
+class Watchers:
+    port: int
+    stop: asyncio.Event = field(default_factory=asyncio.Event)
+    opening: asyncio.Semaphore = field(default_factory=lambda: asyncio.Semaphore(OPENING))
+    open_now: int = 0
+    lost: int = 0
+    doubled: int = 0
+    reconnects: int = 0
+    errors: Counter[str] = field(default_factory=Counter)
+    arrivals: dict[tuple[str, int], list[float]] = field(default_factory=dict)  # measured only
+
+    def arrived(self, game: str, first: int, last: int) -> None:
+        now = time.monotonic()
+        for version in range(first, last + 1):
+            times = self.arrivals.get((game, version))
+            if times is not None:
+                times.append(now)
+
+    async def stream(self, game: Game, addr: str, token: str | None) -> None:
+        last, counted = game.version, False
+        auth = f"Authorization: Bearer {token}\r\n" if token else ""
+        while not self.stop.is_set():
+            writer = None
+            try:
+                async with self.opening:
+                    reader, writer = await connect(addr, self.port)
+                    # HTTP/1.0: the body is not chunked and ends when the server closes it.
+                    writer.write(
+                        f"GET {game.path}/stream HTTP/1.0\r\nHost: {HOST}\r\n"
+                        f"Last-Event-ID: {last}\r\n{auth}\r\n".encode()
+                    )
+                    status, headers = await read_head(reader)
+                if status != 200:
+                    self.errors[f"stream {status}"] += 1
+                    await asyncio.sleep(float(headers.get("retry-after", 1)))
+                    continue
+                if not counted:
+                    self.open_now, counted = self.open_now + 1, True
+                while line := await reader.readline():
+                    if line.startswith(b"id: "):
+                        version = int(line[4:])
+                        if version <= last:
+                            self.doubled += 1
+                        elif version > last + 1:
+                            self.lost += version - last - 1
+                        if version > last:
+                            self.arrived(game.path, version, version)
+                            last = version
+                self.reconnects += 1  # the server ended it (its lifetime): resume after `last`
+            except (OSError, asyncio.IncompleteReadError, ValueError, IndexError) as exc:
+                self.errors[type(exc).__name__] += 1
+                await asyncio.sleep(0.5)
+            finally:
+                if writer is not None:
+                    writer.close()
+        if counted:
+            self.open_now -= 1
+
+    async def long_poll(self, game: Game, addr: str) -> None:
+        version, counted, writer = game.version, False, None
+        while not self.stop.is_set():
+            try:
+                if writer is None:
+                    async with self.opening:
+                        reader, writer = await connect(addr, self.port)
+                        await asyncio.sleep(0.01)  # paced like the streams
+                if not counted:
+                    self.open_now, counted = self.open_now + 1, True
+                query = f"?wait_after={version}&wait_seconds=30"
+                status, headers, _ = await call(reader, writer, "GET", game.path + query)
+                if status != 200:
+                    self.errors[f"long poll {status}"] += 1
+                    await asyncio.sleep(float(headers.get("retry-after", 1)))
+                    continue
+                now = int(headers["etag"].split('"')[1].split("-")[0])
+                if now > version:
+                    self.arrived(game.path, version + 1, now)
+                    version = now
+            except (OSError, asyncio.IncompleteReadError, ValueError, KeyError, IndexError) as exc:
+                self.errors[type(exc).__name__] += 1
+                if writer is not None:
+                    writer.close()
+                writer = None
+                await asyncio.sleep(0.5)
+        if writer is not None:
+            writer.close()
+        if counted:
+            self.open_now -= 1
+
+
+# --- measurements -------------------------------------------------------------------------------
+
+
+def server_pss_kb(master: int) -> int:
+    """Proportional set size of the gunicorn master and its workers (shared pages split)."""
+    pids = [master]
+    with contextlib.suppress(OSError):
+        children = Path(f"/proc/{master}/task/{master}/children").read_text().split()
+        pids += [int(pid) for pid in children]
+    total = 0
+    for pid in pids:
+        with contextlib.suppress(OSError):
+            for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+                if line.startswith("Pss:"):
+                    total += int(line.split()[1])
+    return total
+
+
+def _pick_client(base: str) -> tuple[list[float], int]:
+    """One http_bench client playing one game; a failed game (a 5xx, a timeout) is counted."""
+    try:
+        latencies, _, errors = http_bench._client((base, 1))
+    except Exception:
+        return [], 1
+    return latencies, errors
+
+
+def pick_load(base: str, clients: int) -> tuple[list[float], int]:
+    """bench/http_bench.py's clients, one whole 4-player game each: pick latencies (s), and
+    the games or picks that failed."""
+    with multiprocessing.get_context("spawn").Pool(min(clients, 8)) as pool:
+        results = pool.map(_pick_client, [base] * clients, chunksize=1)
+    return [x for latencies, _ in results for x in latencies], sum(e for _, e in results)
+
+
+async def healthz_while(api: Api, done: asyncio.Event) -> list[float]:
+    """/healthz latencies every 0.1 s until ``done``; an answer other than 200 counts as
+    infinitely slow."""
+    latencies = []
+    while not done.is_set():
+        started = time.monotonic()
+        status, _, _ = await api.call("GET", "/healthz")
+        latencies.append(time.monotonic() - started if status == 200 else float("inf"))
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(done.wait(), 0.1)
+    return latencies
+
+
+@dataclass
+class Phase:
+    picks: list[float]
+    failed: int
+    healthz: list[float]
+
+    def row(self) -> str:
+        ms = 1000
+        return (
+            f"pick p50 {statistics.median(self.picks) * ms:7.1f} ms  "
+            f"p99 {percentile(self.picks, 0.99) * ms:7.1f} ms ({len(self.picks)} picks, "
+            f"{self.failed} failed);  "
+            f"/healthz p50 {statistics.median(self.healthz) * ms:6.1f} ms  "
+            f"p99 {percentile(self.healthz, 0.99) * ms:6.1f} ms  "
+            f"max {max(self.healthz) * ms:6.1f} ms ({len(self.healthz)})"
+        )
+
+
+async def measure_phase(port: int) -> Phase:
+    api, done = Api(port), asyncio.Event()
+    sampler = asyncio.create_task(healthz_while(api, done))
+    try:
+        picks, failed = await asyncio.to_thread(pick_load, f"http://{HOST}:{port}", PICK_CLIENTS)
+    finally:
+        done.set()
+    return Phase(picks, failed, await sampler)
+
+
+async def fan_out(
+    watchers: Watchers, api: Api, games: list[Game], expected: int, concurrency: int
+) -> tuple[list[float], int]:
+    """One pick in each game; per game, seconds from sending it until the last of its
+    ``expected`` watchers read its first event. Returns them and how many never arrived."""
+    sent: dict[str, tuple[int, float]] = {}
+    queue = list(games)
+
+    async def post(api_conn: Api) -> None:
+        while queue:
+            game = queue.pop()
+            first = game.version + 1
+            watchers.arrivals[(game.path, first)] = []
+            started = time.monotonic()
+            await pick(api_conn, game)
+            sent[game.path] = (first, started)
+
+    await asyncio.gather(*(post(api if i == 0 else Api(api.port)) for i in range(concurrency)))
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        if all(len(watchers.arrivals[(g, v)]) >= expected for g, (v, _) in sent.items()):
+            break
+        await asyncio.sleep(0.05)
+    latencies, missing = [], 0
+    for game, (first, started) in sent.items():
+        times = watchers.arrivals.pop((game, first))
+        missing += max(0, expected - len(times))
+        if times:
+            latencies.append(max(times) - started)
+    return latencies, missing
+
+
+# --- the server and the run ---------------------------------------------------------------------
+
+
+def start_server(url: str, port: int, worker_class: str) -> subprocess.Popen[bytes]:
+    # The bench creates a thousand games from one address: the rate limits would refuse it.
+    env = {**os.environ, "DATABASE_URL": url, "CARDROOM_RATE_LIMITS": "off"}
+    command = [sys.executable, "-m", "service.cli.main", "serve", "--port", str(port)]
+    command += ["--no-access-log", "--worker-class", worker_class]
+    server = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        with (
+            contextlib.suppress(OSError),
+            urllib.request.urlopen(f"http://{HOST}:{port}/healthz", timeout=1),
+        ):
+            return server
+        time.sleep(0.1)
+    server.kill()
+    raise RuntimeError("the server did not start within 60 s")
+
+
+def raise_open_files_limit() -> int:
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft < hard:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    return resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+
+
+async def open_watchers(
+    watchers: Watchers, games: list[Game], count: int
+) -> list[asyncio.Task[None]]:
+    tasks = []
+    for index in range(count):
+        game = games[index % len(games)]
+        addr = source_address(index)
+        if index % 10 < LONG_POLL_SHARE * 10:
+            tasks.append(asyncio.create_task(watchers.long_poll(game, addr)))
+        else:
+            token = game.token if index % 2 else None
+            tasks.append(asyncio.create_task(watchers.stream(game, addr, token)))
+    return tasks
+
+
+async def wait_open(watchers: Watchers, count: int, seconds: float) -> None:
+    deadline = time.monotonic() + seconds
+    while watchers.open_now < count and time.monotonic() < deadline:
+        await asyncio.sleep(0.1)
+    if watchers.open_now < count:
+        raise RuntimeError(f"only {watchers.open_now} of {count} watchers open: {watchers.errors}")
+
+
+async def close_watchers(watchers: Watchers, tasks: list[asyncio.Task]) -> None:
+    watchers.stop.set()
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
+
+
+async def run(url: str, streams: int, games_count: int, worker_class: str) -> str:
+    port = http_bench.free_port()
+    server = start_server(url, port, worker_class)
+    lines = []
+    try:
+        api = Api(port)
+        games = [await new_game(api) for _ in range(games_count)]
+        hot = await new_game(api)
+
+        log("games created; pick load with no streams")
+        idle = await measure_phase(port)
+
+        log("fan-out to 100 streams of one game")
+        # Fan-out to 100 streams of one game.
+        watchers = Watchers(port)
+        tasks = [
+            asyncio.create_task(
+                watchers.stream(hot, source_address(i), hot.token if i % 2 else None)
+            )
+            for i in range(HOT_WATCHERS)
+        ]
+        await wait_open(watchers, HOT_WATCHERS, 60)
+        hot_latencies: list[float] = []
+        hot_missing = 0
+        for _ in range(HOT_APPENDS):
+            latencies, missing = await fan_out(watchers, api, [hot], HOT_WATCHERS, 1)
+            hot_latencies += latencies
+            hot_missing += missing
+        await close_watchers(watchers, tasks)
+        lost, doubled = watchers.lost, watchers.doubled
+
+        # Thousands open: memory, then the same pick load beside them, then fan-out to all.
+        await asyncio.sleep(1)
+        before_kb = server_pss_kb(server.pid)
+        watchers = Watchers(port)
+        opened = time.monotonic()
+        log("opening the watchers")
+        tasks = await open_watchers(watchers, games, streams)
+        await wait_open(watchers, streams, 300)
+        open_seconds = time.monotonic() - opened
+        await asyncio.sleep(2)  # the last long polls reach the server
+        after_kb = server_pss_kb(server.pid)
+        log("all open; pick load beside them")
+        busy = await measure_phase(port)
+        per_game = streams // games_count
+        log("fan-out to every watcher")
+        many_latencies, many_missing = await fan_out(watchers, api, games, per_game, 8)
+        still_open = watchers.open_now
+        await close_watchers(watchers, tasks)
+        lost, doubled = lost + watchers.lost, doubled + watchers.doubled
+
+        ratio = percentile(busy.picks, 0.99) / percentile(idle.picks, 0.99)
+        ms = 1000
+        lines += [
+            f"cardroom serve defaults ({worker_class} worker), {PICK_CLIENTS} pick clients",
+            f"  no streams      {idle.row()}",
+            f"  {streams:>6,} open   {busy.row()}",
+            f"  pick p99 ratio {ratio:.2f} (goal <= 1.5); /healthz max with them open "
+            f"{max(busy.healthz) * ms:.1f} ms (goal < 100)",
+            "fan-out, send of the pick -> read by the last watcher of the game:",
+            f"  {HOT_WATCHERS} streams of one game ({HOT_APPENDS} picks): p50 "
+            f"{statistics.median(hot_latencies) * ms:.1f} ms  p99 "
+            f"{percentile(hot_latencies, 0.99) * ms:.1f} ms; missed {hot_missing}",
+            f"  {streams:,} watchers over {games_count:,} games ({per_game} each, "
+            f"{int(LONG_POLL_SHARE * 100)}% long polls): p50 "
+            f"{statistics.median(many_latencies) * ms:.1f} ms  p99 "
+            f"{percentile(many_latencies, 0.99) * ms:.1f} ms (goal < 250); missed {many_missing}",
+            f"memory: {before_kb / 1024:.0f} MB -> {after_kb / 1024:.0f} MB PSS (master + "
+            f"workers) with {streams:,} open: {(after_kb - before_kb) / streams:.1f} KB per "
+            f"connection (goal < 50); opened in {open_seconds:.1f} s",
+            f"streams: {lost} events lost, {doubled} doubled, {watchers.reconnects} "
+            f"reconnections; {still_open:,} still open at the end; errors {dict(watchers.errors)}",
+        ]
+    finally:
+        server.terminate()
+        server.wait(timeout=60)
+    return "\n".join(lines)
+
+
+@contextlib.contextmanager
+def database(url: str | None) -> Iterator[str]:
+    if url:
+        yield url
+        return
+    from bench.load import Database
+
+    with tempfile.TemporaryDirectory(prefix="cardroom-streams-") as directory:
+        db = Database(Path(directory))
+        try:
+            yield db.url
+        finally:
+            db.close()
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--url", help="a migrated scratch database (default: embedded, temp dir)")
+    parser.add_argument("--streams", type=int, default=10_000, help="open streams + long polls")
+    parser.add_argument("--games", type=int, default=1_000, help="games they watch")
+    parser.add_argument("--worker-class", default="gevent", choices=["gevent", "gthread"])
+    parser.add_argument("--deadline", type=float, default=900, help="seconds for the whole run")
+    args = parser.parse_args(argv)
+    limit = raise_open_files_limit()
+    if limit < args.streams + 1024:
+        sys.exit(f"open files limited to {limit}: lower --streams")
+    with database(args.url) as url:
+        report = asyncio.run(
+            asyncio.wait_for(run(url, args.streams, args.games, args.worker_class), args.deadline)
+        )
+    print(report)
+
+
+if __name__ == "__main__":
+    main()
