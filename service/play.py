@@ -30,6 +30,7 @@ from domain.decider import (
     conflict,
 )
 from service import autoplay
+from service import keys as service_keys
 from service.games.registry import ADAPTERS, GameAdapter
 from service.http.problems import Problem
 from service.store.deadlines import Deadlines
@@ -65,8 +66,9 @@ class GameService:
     reads the events appended since (events never change, so a cached fold stays true), and the
     seeds and seat token hashes of recent games (rows that never change either)."""
 
-    def __init__(self, store: EventStore) -> None:
+    def __init__(self, store: EventStore, keys: service_keys.Keyring | None = None) -> None:
         self.store = store
+        self.keys = keys or service_keys.load()
         self._states: Recent[UUID, tuple[str, Any]] = Recent(CACHE_SIZE)
         self._seeds: Recent[UUID, bytes] = Recent(CACHE_SIZE)
         self._seat_tokens: Recent[UUID, list[tuple[int, bytes]]] = Recent(CACHE_SIZE)
@@ -127,7 +129,7 @@ class GameService:
     def seed(self, game_id: UUID) -> bytes:
         seed = self._seeds.get(game_id)
         if seed is None:
-            seed = self.store.seed(game_id)
+            seed = self.keys.open_seed(game_id, *self.store.seed(game_id))
             self._seeds.put(game_id, seed)
         return seed
 
@@ -155,6 +157,11 @@ class GameService:
         if not past:
             self._deadlines.put(loaded.id, (turn, deadline))
         return deadline
+
+    def receipt(self, loaded: Loaded) -> dict[str, Any]:
+        """The service's signed receipt for the game's last event (domain/receipts.py)."""
+        digest = self.store.hash_at(loaded.id, loaded.version)
+        return self.keys.receipt(loaded.id, loaded.version, digest)
 
     @staticmethod
     def started(loaded: Loaded) -> bool:
@@ -184,7 +191,8 @@ class GameService:
         # and then they play it to the end.
         assert outcome.deadline is None
         game_id = uuid4()
-        self.store.create_game(game_id, name, seed, outcome.events)
+        sealed, key_id = self.keys.seal_seed(game_id, seed)
+        self.store.create_game(game_id, name, sealed, outcome.events, key_id)
         self._remember(game_id, name, outcome.state)
         return Loaded(game_id, adapter, outcome.state)
 

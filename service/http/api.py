@@ -5,8 +5,10 @@ from __future__ import annotations
 from typing import Any
 from uuid import UUID
 
+import rfc8785
 from flask import Blueprint, Response, current_app, json, request, send_file, url_for
 
+from domain import receipts
 from domain.audit import audit
 from domain.decider import GAME_ENDED, Viewer
 from service.http import auth
@@ -14,6 +16,7 @@ from service.http.problems import Problem
 from service.http.schemas import (
     LONG_POLL_MAX_SECONDS,
     AuditReport,
+    AuditRequest,
     CreateGameRequest,
     EventPage,
     EventsQuery,
@@ -22,7 +25,9 @@ from service.http.schemas import (
     GameQuery,
     Health,
     JoinRequest,
+    Jwks,
     ListGamesQuery,
+    Receipt,
     SeatGranted,
     StateQuery,
 )
@@ -46,6 +51,10 @@ MAX_EVENTS = 100_000  # far more than any game has
 STATE_QUERY = StateQuery()
 HEALTH = Health()
 GAME_QUERY = GameQuery()
+RECEIPT = Receipt()
+AUDIT_REQUEST = AuditRequest()
+JWKS = Jwks()
+RECEIPT_HEADER = "Cardroom-Receipt"
 
 
 def games() -> GameService:
@@ -115,6 +124,15 @@ def game_url(game_id: UUID) -> str:
     return url_for("api.get_game", game_id=str(game_id))
 
 
+def with_receipt(body: dict[str, Any], loaded: Loaded, status: int, **headers: str) -> Response:
+    """An accepted command's answer: ``body`` with the service's signed receipt for the last
+    event it appended, as the ``receipt`` member and the ``Cardroom-Receipt`` header (base64url
+    of its canonical JSON). Built here, it is stored and replayed with the answer (idempotency)."""
+    receipt = RECEIPT.dump(games().receipt(loaded))
+    headers[RECEIPT_HEADER] = receipts.b64url(rfc8785.dumps(receipt))
+    return json_response({**body, "receipt": receipt}, status, **headers)
+
+
 # --- games ----------------------------------------------------------------------------------------
 
 
@@ -124,7 +142,7 @@ def create_game() -> Response:
     adapter = adapter_for(body["game"])
     options = {**adapter.rules.load(body["rules"]), "players": body["players"]}
     loaded = games().create(body["game"], options, body["bots"], body.get("turn_seconds"))
-    return json_response(view_body(loaded, None), 201, Location=game_url(loaded.id))
+    return with_receipt(view_body(loaded, None), loaded, 201, Location=game_url(loaded.id))
 
 
 @api.get("/games")
@@ -196,7 +214,7 @@ def join_game(game_id: str) -> Response:
         "token_type": "Bearer",
         "started": games().started(loaded),  # bots may take the seats after this one
     }
-    return json_response(SEAT_GRANTED.dump(granted), 201, Location=game_url(gid))
+    return with_receipt(SEAT_GRANTED.dump(granted), loaded, 201, Location=game_url(gid))
 
 
 @api.post("/games/<game_id>/moves")
@@ -212,7 +230,7 @@ def make_move(game_id: str) -> Response:
             f"your token acts for seat {seat}, not seat {body['seat']}",
         )
     moved = games().move(gid, seat, body["move"], loaded)
-    return json_response(view_body(moved, seat))
+    return with_receipt(view_body(moved, seat), moved, 200)
 
 
 @api.get("/games/<game_id>/events")
@@ -277,13 +295,22 @@ def export(game_id: str) -> Response:
     game, viewer = loaded.adapter.game, Viewer(seat)
     over = game.is_over(loaded.state)
     lines = []
-    for record in games().store.load_records(gid, 0, loaded.version):
+    records = games().store.load_records(gid, 0, loaded.version)
+    for record in records:
         data = game.visible_event(loaded.state, record.event, viewer).data
         line = export_line(gid, record, data, record.hash if over else None)
         lines.append(json.dumps(EXPORT_LINE.dump(line)) + "\n")
+    if over:  # the service's signature on the whole history: its last version and hash
+        lines.append(json.dumps(checkpoint_line(gid, records[-1])) + "\n")
     response = Response("".join(lines), mimetype="application/x-ndjson")
     response.headers["Content-Disposition"] = f'attachment; filename="{gid}.jsonl"'
     return response
+
+
+def checkpoint_line(gid: UUID, last: StoredEvent) -> dict[str, Any]:
+    """The last line of a finished game's export: a receipt for its last event."""
+    receipt = games().keys.receipt(gid, last.version, last.hash)
+    return {"checkpoint": RECEIPT.dump(receipt)}
 
 
 def export_line(gid: UUID, record: StoredEvent, data: Any, digest: str | None) -> dict[str, Any]:
@@ -303,7 +330,19 @@ def audit_game(game_id: str) -> Response:
     """The audit of a finished game, from its rows as they are now (no cached state): the hash
     chain, the seed against its commitment, every deal, and the whole game re-decided from its
     picks, with the provenance of every point. The same report as ``cardroom audit``."""
+    return _audit(game_id_of(game_id), [])
+
+
+@api.post("/games/<game_id>/audit")
+def audit_with_receipts(game_id: str) -> Response:
+    """The audit, with the receipts players kept checked against the rows as they are now: a
+    receipt the rows contradict is evidence that the history was rewritten."""
     gid = game_id_of(game_id)
+    body = AUDIT_REQUEST.load(json_body())
+    return _audit(gid, body["receipts"])
+
+
+def _audit(gid: UUID, receipts_given: list[Any]) -> Response:
     try:
         records = games().store.load_records(gid, 0, MAX_EVENTS)
     except GameNotFound:
@@ -316,7 +355,15 @@ def audit_game(game_id: str) -> Response:
             " meanwhile its score sheet is at /scores",
         )
     lines = [EXPORT_LINE.dump(export_line(gid, r, r.data, r.hash)) for r in records]
-    return json_response(AUDIT_REPORT.dump(audit(lines)))
+    lines.append(checkpoint_line(gid, records[-1]))
+    keys = games().keys.public
+    return json_response(AUDIT_REPORT.dump(audit(lines, keys=keys, receipts=receipts_given)))
+
+
+@api.get("/.well-known/cardroom-keys")
+def signing_keys() -> Response:
+    """The public keys receipts and exports are signed with (a JWK Set, RFC 7517/8037)."""
+    return json_response(JWKS.dump(games().keys.jwks()), **{"Cache-Control": "max-age=300"})
 
 
 # --- operations -----------------------------------------------------------------------------------

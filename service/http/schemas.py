@@ -104,6 +104,37 @@ class GameList(Schema):
     next = fields.String(allow_none=True, required=True)
 
 
+class Receipt(Schema):
+    """The service's signature over (game_id, version, hash) of the last event a command
+    appended (domain/receipts.py; the format is in the README)."""
+
+    format = fields.String(
+        required=True, metadata={"description": "the receipt format: `cardroom-receipt/1`"}
+    )
+    game_id = fields.String(required=True, metadata={"description": "the game, a UUID"})
+    version = fields.Integer(
+        required=True, metadata={"description": "the version of the last event appended"}
+    )
+    hash = fields.String(
+        required=True,
+        metadata={"description": "that event's hash in the game's hash chain (64 hex digits)"},
+    )
+    kid = fields.String(
+        required=True,
+        metadata={"description": "the signing key's id in GET /.well-known/cardroom-keys"},
+    )
+    signature = fields.String(
+        required=True,
+        metadata={
+            "description": "Ed25519 signature, base64url without padding, over the RFC 8785"
+            " canonical JSON of the other five members"
+        },
+    )
+
+
+RECEIPT_DESCRIPTION = "the service's signed receipt for this command (keep it: evidence)"
+
+
 class SeatGranted(Schema):
     game_id = fields.UUID(required=True)
     seat = fields.Integer(required=True)
@@ -111,6 +142,7 @@ class SeatGranted(Schema):
     token = fields.String(required=True)
     token_type = fields.String(required=True)
     started = fields.Boolean(required=True)
+    receipt = fields.Nested(Receipt, metadata={"description": RECEIPT_DESCRIPTION})
 
 
 class EventRecord(Schema):
@@ -152,6 +184,42 @@ class AuditReport(Schema):
     totals = fields.List(fields.Integer(), allow_none=True)
     winners = fields.List(fields.Integer(), allow_none=True)
     provenance = fields.List(fields.Dict(keys=fields.String()), allow_none=True)
+    signature = fields.Dict(
+        keys=fields.String(),
+        metadata={"description": "the export's signed checkpoint checked with the public keys"},
+    )
+    receipts = fields.Dict(
+        keys=fields.String(),
+        metadata={"description": "the players' receipts checked against the export"},
+    )
+
+
+class AuditRequest(Strict):
+    """POST /games/{id}/audit: the audit, with receipts the players kept."""
+
+    receipts = fields.List(
+        fields.Raw(),
+        required=True,
+        validate=validate.Length(max=10_000),
+        metadata={"description": "receipts as the service gave them (`receipt` members)"},
+    )
+
+
+class Jwk(Schema):
+    kty = fields.String(required=True, metadata={"description": "`OKP` (RFC 8037)"})
+    crv = fields.String(required=True, metadata={"description": "`Ed25519`"})
+    x = fields.String(required=True, metadata={"description": "the public key, base64url"})
+    kid = fields.String(required=True, metadata={"description": "its RFC 7638 thumbprint"})
+    use = fields.String(required=True, metadata={"description": "`sig`"})
+    alg = fields.String(required=True, metadata={"description": "`EdDSA`"})
+
+
+class Jwks(Schema):
+    """GET /.well-known/cardroom-keys: the keys receipts are signed with, the active one last."""
+
+    keys = fields.List(
+        fields.Nested(Jwk), required=True, metadata={"description": "every valid signing key"}
+    )
 
 
 class StateQuery(Strict):

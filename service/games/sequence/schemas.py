@@ -8,7 +8,7 @@ from marshmallow import Schema, ValidationError, fields, post_load, validate, va
 
 from domain.sequence import Discard, Pass, Play
 from domain.sequence.cards import ONE_DECK
-from service.http.schemas import Strict, StrictBoolean
+from service.http.schemas import RECEIPT_DESCRIPTION, Receipt, Strict, StrictBoolean
 
 CARD = fields.String(
     validate=validate.OneOf(ONE_DECK, error="unknown card {input!r}; cards are {choices}")
@@ -130,6 +130,7 @@ class SequenceView(Schema):
     totals = fields.List(fields.Integer())
     seed = fields.String()
     draw_pile = fields.List(fields.String())
+    receipt = fields.Nested(Receipt, metadata={"description": RECEIPT_DESCRIPTION})
 
 
 # --- the score sheet ------------------------------------------------------------------------------

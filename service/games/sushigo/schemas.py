@@ -9,7 +9,7 @@ from marshmallow import Schema, ValidationError, fields, post_load, validate, va
 from domain.sushigo import Pick
 from domain.sushigo.cards import KINDS
 from domain.sushigo.rules import EDITIONS, PASS_DIRECTIONS
-from service.http.schemas import Strict, StrictBoolean
+from service.http.schemas import RECEIPT_DESCRIPTION, Receipt, Strict, StrictBoolean
 
 CARD = fields.String(
     validate=validate.OneOf(KINDS, error="unknown card {input!r}; cards are {choices}")
@@ -123,6 +123,7 @@ class SushiGoView(Schema):
     winners = fields.List(fields.Integer())
     totals = fields.List(fields.Integer())
     seed = fields.String()
+    receipt = fields.Nested(Receipt, metadata={"description": RECEIPT_DESCRIPTION})
 
 
 # --- the score sheet ------------------------------------------------------------------------------

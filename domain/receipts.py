@@ -1,0 +1,217 @@
+"""Receipts: the service's Ed25519 signature that a game had hash ``hash`` at version ``version``.
+
+A receipt (format ``cardroom-receipt/1``) is a JSON object::
+
+    {"format": "cardroom-receipt/1", "game_id": "<uuid>", "version": 12,
+     "hash": "<the event's hash at that version, 64 hex>", "kid": "<key id>",
+     "signature": "<base64url, unpadded: Ed25519 (RFC 8032) over the bytes below>"}
+
+The signed bytes are the RFC 8785 (JCS) canonical JSON of the object without ``signature``:
+its other five members, keys sorted, no whitespace. ``kid`` names the service's public key in
+its JWK Set (``GET /.well-known/cardroom-keys``: OKP/Ed25519 keys, RFC 8037); a key's id is its
+RFC 7638 thumbprint, so a bare public key can be matched too. Since every event's hash chains
+all the events before it (domain/chain.py), a receipt for version v vouches for the whole
+history up to v: an export whose event v has another hash is a history the service did not sign.
+
+Pure: no keys are read here; the caller passes them.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import rfc8785
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
+
+FORMAT = "cardroom-receipt/1"
+SIGNED_MEMBERS = ("format", "game_id", "version", "hash", "kid")
+_HEX64 = re.compile(r"^[0-9a-f]{64}$")
+
+
+class Refused(ValueError):
+    """A receipt that proves nothing: malformed, signed by an unknown key, or forged."""
+
+
+def b64url(raw: bytes) -> str:
+    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
+
+
+def unb64url(text: str) -> bytes:
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+# --- keys ----------------------------------------------------------------------------------------
+
+
+def raw_public(key: Ed25519PublicKey) -> bytes:
+    return key.public_bytes(Encoding.Raw, PublicFormat.Raw)
+
+
+def key_id(key: Ed25519PublicKey) -> str:
+    """RFC 7638 thumbprint: base64url(SHA-256(JCS({"crv", "kty", "x"})))."""
+    members = {"crv": "Ed25519", "kty": "OKP", "x": b64url(raw_public(key))}
+    return b64url(hashlib.sha256(rfc8785.dumps(members)).digest())
+
+
+def public_jwk(key: Ed25519PublicKey) -> dict[str, str]:
+    """The public JWK (RFC 8037) of ``key``."""
+    return {
+        "kty": "OKP",
+        "crv": "Ed25519",
+        "x": b64url(raw_public(key)),
+        "kid": key_id(key),
+        "use": "sig",
+        "alg": "EdDSA",
+    }
+
+
+def public_keys(jwks: Mapping[str, Any]) -> dict[str, Ed25519PublicKey]:
+    """The Ed25519 public keys of a JWK Set (or of one JWK), by ``kid`` (its thumbprint if it
+    has none). Other keys, and private members, are ignored."""
+    jwks_keys = jwks.get("keys") if "keys" in jwks else [jwks]
+    keys: dict[str, Ed25519PublicKey] = {}
+    for jwk in jwks_keys if isinstance(jwks_keys, list) else []:
+        if not isinstance(jwk, Mapping) or jwk.get("kty") != "OKP" or jwk.get("crv") != "Ed25519":
+            continue
+        try:
+            key = Ed25519PublicKey.from_public_bytes(unb64url(str(jwk["x"])))
+        except (KeyError, ValueError) as exc:
+            kid = jwk.get("kid")
+            raise ValueError(f"key {kid!r} is not an Ed25519 public key: {exc}") from None
+        keys[str(jwk.get("kid") or key_id(key))] = key
+    return keys
+
+
+# --- signing and verifying -----------------------------------------------------------------------
+
+
+def signed_bytes(receipt: Mapping[str, Any]) -> bytes:
+    """What the signature covers: JCS of the receipt's members but ``signature``."""
+    return rfc8785.dumps({name: receipt[name] for name in SIGNED_MEMBERS})
+
+
+def sign(key: Ed25519PrivateKey, game_id: str, version: int, digest: str) -> dict[str, Any]:
+    """A receipt for (game_id, version, digest), signed with ``key``."""
+    receipt: dict[str, Any] = {
+        "format": FORMAT,
+        "game_id": str(game_id),
+        "version": version,
+        "hash": digest,
+        "kid": key_id(key.public_key()),
+    }
+    receipt["signature"] = b64url(key.sign(signed_bytes(receipt)))
+    return receipt
+
+
+def verify(receipt: Any, keys: Mapping[str, Ed25519PublicKey]) -> dict[str, Any]:
+    """``receipt`` if its signature holds under one of ``keys``; else raises :class:`Refused`."""
+    if not isinstance(receipt, Mapping):
+        raise Refused("not a JSON object")
+    if receipt.get("format") != FORMAT:
+        raise Refused(f"format is {receipt.get('format')!r}, not {FORMAT!r}")
+    missing = [m for m in (*SIGNED_MEMBERS, "signature") if m not in receipt]
+    if missing:
+        raise Refused(f"missing {', '.join(missing)}")
+    version, digest = receipt["version"], receipt["hash"]
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise Refused("version must be an integer from 1")
+    if not isinstance(digest, str) or not _HEX64.match(digest):
+        raise Refused("hash must be 64 lowercase hex digits")
+    key = keys.get(receipt["kid"]) if isinstance(receipt["kid"], str) else None
+    if key is None:
+        raise Refused(
+            f"signed by key {receipt['kid']!r}, which is not one of the given public keys"
+            f" ({', '.join(sorted(keys)) or 'none'})"
+        )
+    try:
+        key.verify(unb64url(str(receipt["signature"])), signed_bytes(receipt))
+    except (InvalidSignature, ValueError):
+        raise Refused(
+            f"the signature does not verify under key {receipt['kid']!r}: forged or altered"
+        ) from None
+    return dict(receipt)
+
+
+# --- against an export ---------------------------------------------------------------------------
+
+
+def check_checkpoint(
+    checkpoint: Any, records: Sequence[Mapping[str, Any]], keys: Mapping[str, Ed25519PublicKey]
+) -> dict[str, Any]:
+    """The export's closing checkpoint (a receipt for its last event), checked with ``keys``."""
+    result: dict[str, Any] = {"ok": None, "kid": None, "version": None, "detail": None}
+    if not keys:
+        result["detail"] = "no public key given: the export's signature was not checked"
+        return result
+    if checkpoint is None:
+        result.update(ok=False, detail="the export ends with no signed checkpoint")
+        return result
+    try:
+        signed = verify(checkpoint, keys)
+    except Refused as exc:
+        result.update(ok=False, detail=f"the checkpoint is refused: {exc}")
+        return result
+    last = records[-1]
+    result.update(kid=signed["kid"], version=signed["version"])
+    if (signed["game_id"], signed["version"], signed["hash"]) != (
+        last["game_id"],
+        last["version"],
+        last["hash"],
+    ):
+        result.update(
+            ok=False,
+            detail=f"the checkpoint signs version {signed['version']} of game"
+            f" {signed['game_id']}, not this export's last event",
+        )
+        return result
+    result["ok"] = True
+    return result
+
+
+def check_receipts(
+    receipts: Iterable[Any],
+    records: Sequence[Mapping[str, Any]],
+    keys: Mapping[str, Ed25519PublicKey],
+) -> dict[str, Any]:
+    """Each receipt checked against the export: refused (with the reason) if it proves nothing,
+    else it agrees with the export or shows that "the service signed a different history"."""
+    game_id = records[0]["game_id"] if records else None
+    hashes = {r["version"]: r["hash"] for r in records}
+    refused, agreed, contradicted = [], [], []
+    for number, receipt in enumerate(receipts, start=1):
+        try:
+            signed = verify(receipt, keys)
+            if signed["game_id"] != game_id:
+                raise Refused(f"it is for game {signed['game_id']}, not {game_id}")
+        except Refused as exc:
+            refused.append({"receipt": number, "reason": str(exc)})
+            continue
+        version = signed["version"]
+        (agreed if hashes.get(version) == signed["hash"] else contradicted).append(version)
+    result: dict[str, Any] = {
+        "ok": None,
+        "first_bad_version": None,
+        "detail": None,
+        "checked": len(agreed) + len(contradicted),
+        "refused": refused,
+    }
+    if contradicted:
+        bad = min(contradicted)
+        good = max((v for v in agreed if v < bad), default=0)
+        result.update(
+            ok=False,
+            first_bad_version=bad,
+            detail=f"the service signed a different history at version {bad}"
+            f" (the export changes what it signed after version {good})",
+        )
+    elif agreed:
+        result.update(ok=True, detail=f"{len(agreed)} receipts agree, up to version {max(agreed)}")
+    else:
+        result["detail"] = "no receipt could be checked"
+    return result
