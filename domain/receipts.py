@@ -208,7 +208,7 @@ def check_receipts(
             ok=False,
             first_bad_version=bad,
             detail=f"the service signed a different history at version {bad}"
-            f" (the export changes what it signed after version {good})",
+            + (f" (the receipts up to version {good} agree with the export)" if good else ""),
         )
     elif agreed:
         result.update(ok=True, detail=f"{len(agreed)} receipts agree, up to version {max(agreed)}")
