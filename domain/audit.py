@@ -101,7 +101,7 @@ def audit(
 ) -> dict[str, Any]:
     """The audit report of one game's export (see the module docstring); never raises. With
     ``keys`` (public keys by id), its signed checkpoint and the ``receipts`` are checked."""
-    records, checkpoint = _split_checkpoint(records)
+    records, checkpoint = split_checkpoint(records)
     report = _blank_report(len(records))
     try:
         _audit(records, report)
@@ -123,7 +123,7 @@ def audit(
     return report
 
 
-def _split_checkpoint(
+def split_checkpoint(
     records: Sequence[Mapping[str, Any]],
 ) -> tuple[Sequence[Mapping[str, Any]], Any]:
     """The events, and the signed checkpoint that ends a finished game's export (if any)."""

@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.rule import Rule
 from rich.table import Table
 
-from domain.audit import audit, parse_export
+from domain.audit import audit, parse_export, split_checkpoint
 from domain.decider import Event
 from domain.games import GAMES
 from domain.sushigo import SUSHI_GO
@@ -32,7 +32,7 @@ def replay_command(source: str, console: Console | None = None) -> int:
     """Print the game of ``source`` (a file or a game's URL); 0 if it could be read, else 1."""
     console = console or Console(highlight=False)
     try:
-        records = parse_export(read_export(source))
+        records, checkpoint = split_checkpoint(parse_export(read_export(source)))
         name = records[0].get("data", {}).get("game") if records else None
         if name not in GAMES:
             raise ValueError("not an export of a game (its first event must be game_created)")
@@ -50,7 +50,7 @@ def replay_command(source: str, console: Console | None = None) -> int:
     except (OSError, ValueError, KeyError, TypeError, IndexError) as exc:
         console.print(f"[red]cannot replay {source}:[/] {type(exc).__name__}: {exc}")
         return 1
-    report = audit(records)
+    report = audit([*records, {"checkpoint": checkpoint}] if checkpoint else records)
     console.print(f"audit: {verdict(report)} (cardroom audit {source} for the details)")
     return 0
 
