@@ -105,9 +105,11 @@ def audit(
     report = _blank_report(len(records))
     try:
         _audit(records, report)
-        report["signature"] = check_checkpoint(checkpoint, records, keys or {})
+        seed = report["seed"]
+        revealed = bytes.fromhex(seed["revealed"]) if seed["matches_commitment"] else None
+        report["signature"] = check_checkpoint(checkpoint, records, keys or {}, revealed)
         if receipts:
-            report["receipts"] = check_receipts(receipts, records, keys or {})
+            report["receipts"] = check_receipts(receipts, records, keys or {}, revealed)
     except MalformedExport as exc:
         report["error"] = str(exc)
     except Exception as exc:  # a report, never a crash: the input may be anything

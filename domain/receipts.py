@@ -1,9 +1,10 @@
-"""Receipts: the service's Ed25519 signature that a game had hash ``hash`` at version ``version``.
+"""Receipts: the service's Ed25519 signature on the history of a game up to version ``version``.
 
 A receipt (format ``cardroom-receipt/1``) is a JSON object::
 
     {"format": "cardroom-receipt/1", "game_id": "<uuid>", "version": 12,
-     "hash": "<the event's hash at that version, 64 hex>", "kid": "<key id>",
+     "commitment": "<HMAC-SHA256(seed, 'cardroom-receipt-v1' 0x00 hash(12)), 64 hex>",
+     "kid": "<key id>",
      "signature": "<base64url, unpadded: Ed25519 (RFC 8032) over the bytes below>"}
 
 The signed bytes are the RFC 8785 (JCS) canonical JSON of the object without ``signature``:
@@ -11,7 +12,14 @@ its other five members, keys sorted, no whitespace. ``kid`` names the service's 
 its JWK Set (``GET /.well-known/cardroom-keys``: OKP/Ed25519 keys, RFC 8037); a key's id is its
 RFC 7638 thumbprint, so a bare public key can be matched too. Since every event's hash chains
 all the events before it (domain/chain.py), a receipt for version v vouches for the whole
-history up to v: an export whose event v has another hash is a history the service did not sign.
+history up to v: an export whose event v gives another commitment is a history the service did
+not sign.
+
+Why a commitment and not the hash itself: a seat holds receipts while the game goes on, and two
+hashes of the unkeyed chain would let it test guesses of what lies between them (another seat's
+unrevealed pick, a card drawn in Sequence, the other hands of a deal); the same reason an export
+carries no hashes before the end. The commitment is keyed by the game's secret seed, which the
+game's last event reveals (S18): once the game is over anyone recomputes it from the export.
 
 Pure: no keys are read here; the caller passes them.
 """
@@ -20,6 +28,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import hmac
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -30,7 +39,8 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey,
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
 FORMAT = "cardroom-receipt/1"
-SIGNED_MEMBERS = ("format", "game_id", "version", "hash", "kid")
+SIGNED_MEMBERS = ("format", "game_id", "version", "commitment", "kid")
+_CONTEXT = b"cardroom-receipt-v1\0"
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
 
 
@@ -96,13 +106,21 @@ def signed_bytes(receipt: Mapping[str, Any]) -> bytes:
     return rfc8785.dumps({name: receipt[name] for name in SIGNED_MEMBERS})
 
 
-def sign(key: Ed25519PrivateKey, game_id: str, version: int, digest: str) -> dict[str, Any]:
-    """A receipt for (game_id, version, digest), signed with ``key``."""
+def commitment(seed: bytes, digest: str) -> str:
+    """The hash of an event, hidden until the game's seed is revealed."""
+    return hmac.new(seed, _CONTEXT + bytes.fromhex(digest), hashlib.sha256).hexdigest()
+
+
+def sign(
+    key: Ed25519PrivateKey, game_id: str, version: int, digest: str, seed: bytes
+) -> dict[str, Any]:
+    """A receipt for event ``version`` of ``game_id`` whose hash is ``digest``, signed with
+    ``key``; ``seed`` is the game's secret seed."""
     receipt: dict[str, Any] = {
         "format": FORMAT,
         "game_id": str(game_id),
         "version": version,
-        "hash": digest,
+        "commitment": commitment(seed, digest),
         "kid": key_id(key.public_key()),
     }
     receipt["signature"] = b64url(key.sign(signed_bytes(receipt)))
@@ -118,11 +136,11 @@ def verify(receipt: Any, keys: Mapping[str, Ed25519PublicKey]) -> dict[str, Any]
     missing = [m for m in (*SIGNED_MEMBERS, "signature") if m not in receipt]
     if missing:
         raise Refused(f"missing {', '.join(missing)}")
-    version, digest = receipt["version"], receipt["hash"]
+    version, committed = receipt["version"], receipt["commitment"]
     if not isinstance(version, int) or isinstance(version, bool) or version < 1:
         raise Refused("version must be an integer from 1")
-    if not isinstance(digest, str) or not _HEX64.match(digest):
-        raise Refused("hash must be 64 lowercase hex digits")
+    if not isinstance(committed, str) or not _HEX64.match(committed):
+        raise Refused("commitment must be 64 lowercase hex digits")
     key = keys.get(receipt["kid"]) if isinstance(receipt["kid"], str) else None
     if key is None:
         raise Refused(
@@ -141,10 +159,20 @@ def verify(receipt: Any, keys: Mapping[str, Ed25519PublicKey]) -> dict[str, Any]
 # --- against an export ---------------------------------------------------------------------------
 
 
+def _commits_to(signed: Mapping[str, Any], record: Mapping[str, Any] | None, seed: bytes) -> bool:
+    return record is not None and hmac.compare_digest(
+        commitment(seed, record["hash"]), signed["commitment"]
+    )
+
+
 def check_checkpoint(
-    checkpoint: Any, records: Sequence[Mapping[str, Any]], keys: Mapping[str, Ed25519PublicKey]
+    checkpoint: Any,
+    records: Sequence[Mapping[str, Any]],
+    keys: Mapping[str, Ed25519PublicKey],
+    seed: bytes | None,
 ) -> dict[str, Any]:
-    """The export's closing checkpoint (a receipt for its last event), checked with ``keys``."""
+    """The export's closing checkpoint (a receipt for its last event), checked with ``keys``
+    and the seed the export reveals."""
     result: dict[str, Any] = {"ok": None, "kid": None, "version": None, "detail": None}
     if not keys:
         result["detail"] = "no public key given: the export's signature was not checked"
@@ -159,10 +187,11 @@ def check_checkpoint(
         return result
     last = records[-1]
     result.update(kid=signed["kid"], version=signed["version"])
-    if (signed["game_id"], signed["version"], signed["hash"]) != (
-        last["game_id"],
-        last["version"],
-        last["hash"],
+    if seed is None:
+        result["detail"] = "the export reveals no valid seed: the checkpoint cannot be opened"
+        return result
+    if (signed["game_id"], signed["version"]) != (last["game_id"], last["version"]) or not (
+        _commits_to(signed, last, seed)
     ):
         result.update(
             ok=False,
@@ -178,11 +207,13 @@ def check_receipts(
     receipts: Iterable[Any],
     records: Sequence[Mapping[str, Any]],
     keys: Mapping[str, Ed25519PublicKey],
+    seed: bytes | None,
 ) -> dict[str, Any]:
     """Each receipt checked against the export: refused (with the reason) if it proves nothing,
-    else it agrees with the export or shows that "the service signed a different history"."""
+    else it agrees with the export or shows that "the service signed a different history".
+    ``seed``: the one the export reveals (its commitment checked), None if it reveals none."""
     game_id = records[0]["game_id"] if records else None
-    hashes = {r["version"]: r["hash"] for r in records}
+    by_version = {r["version"]: r for r in records}
     refused, agreed, contradicted = [], [], []
     for number, receipt in enumerate(receipts, start=1):
         try:
@@ -192,8 +223,10 @@ def check_receipts(
         except Refused as exc:
             refused.append({"receipt": number, "reason": str(exc)})
             continue
-        version = signed["version"]
-        (agreed if hashes.get(version) == signed["hash"] else contradicted).append(version)
+        if seed is not None:
+            version = signed["version"]
+            agrees = _commits_to(signed, by_version.get(version), seed)
+            (agreed if agrees else contradicted).append(version)
     result: dict[str, Any] = {
         "ok": None,
         "first_bad_version": None,
@@ -201,7 +234,12 @@ def check_receipts(
         "checked": len(agreed) + len(contradicted),
         "refused": refused,
     }
-    if contradicted:
+    if seed is None:
+        result["detail"] = (
+            "the export reveals no valid seed (the game is not over): receipts are checked"
+            " against a finished game's export"
+        )
+    elif contradicted:
         bad = min(contradicted)
         good = max((v for v in agreed if v < bad), default=0)
         result.update(

@@ -85,8 +85,10 @@ class Keyring:
         """The public keys, as served at /.well-known/cardroom-keys (active key last)."""
         return {"keys": [receipts.public_jwk(key) for key in self.public.values()]}
 
-    def receipt(self, game_id: UUID, version: int, digest: str) -> dict[str, Any]:
-        return receipts.sign(self.signing[self.active_signing], str(game_id), version, digest)
+    def receipt(self, game_id: UUID, version: int, digest: str, seed: bytes) -> dict[str, Any]:
+        """A receipt for event ``version`` (hash ``digest``) of a game whose seed is ``seed``."""
+        key = self.signing[self.active_signing]
+        return receipts.sign(key, str(game_id), version, digest, seed)
 
     def seal_seed(self, game_id: UUID, seed: bytes) -> tuple[bytes, str]:
         """``nonce + AES-GCM(seed)`` under the active seed key, and that key's id."""

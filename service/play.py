@@ -161,7 +161,7 @@ class GameService:
     def receipt(self, loaded: Loaded) -> dict[str, Any]:
         """The service's signed receipt for the game's last event (domain/receipts.py)."""
         digest = self.store.hash_at(loaded.id, loaded.version)
-        return self.keys.receipt(loaded.id, loaded.version, digest)
+        return self.keys.receipt(loaded.id, loaded.version, digest, self.seed(loaded.id))
 
     @staticmethod
     def started(loaded: Loaded) -> bool:

@@ -23,6 +23,7 @@ pytest_plugins = ["api_fixtures"]
 
 GAME = str(uuid.uuid4())
 RECORDS = [{"game_id": GAME, "version": v, "hash": f"{v:064x}"} for v in range(1, 6)]
+SEED = bytes(range(32))
 
 
 @pytest.fixture
@@ -47,13 +48,13 @@ def test_the_keys_file_is_made_on_first_use_readable_by_its_owner_only(keys_file
 def test_rotation_keeps_old_receipts_verifiable_and_old_seeds_readable(keys_file: Path) -> None:
     old = ring()
     game = uuid.uuid4()
-    signed_before = old.receipt(game, 3, "ab" * 32)
+    signed_before = old.receipt(game, 3, "ab" * 32, SEED)
     sealed_before = old.seal_seed(game, b"s" * 32)
 
     assert main(["keys", "--rotate"]) == 0
     new = ring()
     assert new.active_signing != old.active_signing and new.active_seed != old.active_seed
-    signed_after = new.receipt(game, 4, "cd" * 32)
+    signed_after = new.receipt(game, 4, "cd" * 32, SEED)
     assert signed_after["kid"] == new.active_signing
     published = receipts.public_keys(new.jwks())
     assert set(published) == {old.active_signing, new.active_signing}
@@ -106,15 +107,15 @@ def test_unknown_key_forged_signature_and_another_game_are_refused_with_reasons(
     service = ring()
     published = receipts.public_keys(service.jwks())
     stranger = keys.Keyring.from_jwks({"keys": keys.new_pair()})
-    good = service.receipt(uuid.UUID(GAME), 2, RECORDS[1]["hash"])
+    good = service.receipt(uuid.UUID(GAME), 2, RECORDS[1]["hash"], SEED)
     given = [
-        stranger.receipt(uuid.UUID(GAME), 3, RECORDS[2]["hash"]),  # unknown key
-        {**service.receipt(uuid.UUID(GAME), 4, RECORDS[3]["hash"]), "version": 5},  # forged
-        service.receipt(uuid.uuid4(), 4, RECORDS[3]["hash"]),  # another game
+        stranger.receipt(uuid.UUID(GAME), 3, RECORDS[2]["hash"], SEED),  # unknown key
+        {**service.receipt(uuid.UUID(GAME), 4, RECORDS[3]["hash"], SEED), "version": 5},  # forged
+        service.receipt(uuid.uuid4(), 4, RECORDS[3]["hash"], SEED),  # another game
         {"format": "something else"},
         good,
     ]
-    result = receipts.check_receipts(given, RECORDS, published)
+    result = receipts.check_receipts(given, RECORDS, published, SEED)
     reasons = {r["receipt"]: r["reason"] for r in result["refused"]}
     assert f"signed by key {stranger.active_signing!r}" in reasons[1]
     assert "not one of the given public keys" in reasons[1]
@@ -132,8 +133,8 @@ def test_the_http_audit_refuses_receipts_that_prove_nothing(api: ApiClient) -> N
     game, good = created["id"], created["receipt"]
     stranger = keys.Keyring.from_jwks({"keys": keys.new_pair()})
     given = [
-        stranger.receipt(uuid.UUID(game), good["version"], good["hash"]),
-        {**good, "hash": "0" * 64},
+        {**good, "kid": stranger.active_signing},  # signed, it says, by a key not published
+        {**good, "commitment": "0" * 64},
         api.create_game(2)["receipt"],
         good,
     ]

@@ -74,3 +74,27 @@ def test_the_readme_verifies_a_receipt_with_openssl(
     assert verified.returncode == 0, verified.stderr
     assert "Signature Verified Successfully" in verified.stdout
     assert verify({**receipt, "version": receipt["version"] + 1}).returncode != 0
+
+
+def test_the_readme_opens_a_receipt_s_commitment_against_the_export(
+    live_server: LiveServer, tmp_path: Path
+) -> None:
+    bots = [{"seat": 0, "kind": "greedy"}, {"seat": 1, "kind": "greedy"}]
+    body = {"game": "sushi-go", "players": 2, "bots": bots}
+    created = requests.post(f"{live_server.url}/games", json=body, timeout=10).json()
+    export = requests.get(f"{live_server.url}/games/{created['id']}/export", timeout=10).text
+    (tmp_path / "game.jsonl").write_text(export)
+
+    def opened(receipt: dict) -> list[str]:
+        (tmp_path / "receipt.json").write_text(json.dumps(receipt))
+        script = "set -euo pipefail\n" + readme_block("open-receipt")
+        result = subprocess.run(
+            ["bash", "-c", script], cwd=tmp_path, capture_output=True, text=True, timeout=30
+        )
+        assert result.returncode == 0, result.stderr
+        return result.stdout.split()
+
+    recomputed, signed = opened(created["receipt"])
+    assert recomputed == signed
+    recomputed, signed = opened({**created["receipt"], "version": 2})  # another event's hash
+    assert recomputed != signed

@@ -9,6 +9,8 @@ the chain, the seed (S18), the deals and the scores all check out.
 from __future__ import annotations
 
 import base64
+import hashlib
+import hmac
 import json
 import random
 import uuid
@@ -30,6 +32,7 @@ from domain.sushigo import SUSHI_GO
 from domain.sushigo.randomplay import random_pick
 from service.cli.main import main
 from service.http.app import create_app
+from service.store.events import EventStore
 
 pytest_plugins = ["api_fixtures"]
 
@@ -42,7 +45,7 @@ def verify_with_pynacl(receipt: dict[str, Any], jwks: dict[str, Any]) -> None:
     """The README's recipe with an independent library (libsodium) and the standard json
     module's sorted, compact output, which is RFC 8785 for these members."""
     key = next(k for k in jwks["keys"] if k["kid"] == receipt["kid"])
-    signed = {m: receipt[m] for m in ("format", "game_id", "version", "hash", "kid")}
+    signed = {m: receipt[m] for m in ("format", "game_id", "version", "commitment", "kid")}
     message = json.dumps(signed, sort_keys=True, separators=(",", ":")).encode()
     nacl.signing.VerifyKey(unb64(key["x"])).verify(message, unb64(receipt["signature"]))
 
@@ -89,6 +92,19 @@ def test_every_accepted_command_answers_with_a_receipt_anyone_can_verify(api: Ap
         verify_with_pynacl(forged, jwks)
 
 
+def test_a_receipt_hides_the_hash_until_the_seed_is_revealed(
+    api: ApiClient, store: EventStore
+) -> None:
+    """Two hashes of the unkeyed chain would let a seat test guesses of the hidden events between
+    them (Sequence: the card another seat drew); a receipt commits to the hash under the seed."""
+    game = api.create_game(2, game="sequence")["id"]
+    receipts = [api.join(game, name)["receipt"] for name in ("Ann", "Ben")]
+    recorded = {r.hash for r in store.load_records(uuid.UUID(game), 0, 1000)}
+    for receipt in receipts:
+        assert set(receipt) == {"format", "game_id", "version", "commitment", "kid", "signature"}
+        assert not any(digest in json.dumps(receipt) for digest in recorded)
+
+
 def test_a_retry_gets_the_same_receipt(api: ApiClient) -> None:
     game = api.create_game(2)["id"]
     headers = {"Idempotency-Key": str(uuid.uuid4())}
@@ -104,10 +120,11 @@ def test_a_finished_game_s_export_ends_with_a_signed_checkpoint(api: ApiClient) 
     lines = api.get(f"{table.path}/export").text.splitlines()
     last_event = json.loads(lines[-2])
     checkpoint = json.loads(lines[-1])["checkpoint"]
-    assert (checkpoint["version"], checkpoint["hash"]) == (
-        last_event["version"],
-        last_event["hash"],
-    )
+    assert checkpoint["version"] == last_event["version"]
+    # The commitment opens with the seed the last event reveals (README, with openssl).
+    message = b"cardroom-receipt-v1\0" + bytes.fromhex(last_event["hash"])
+    seed = bytes.fromhex(last_event["data"]["seed"])
+    assert checkpoint["commitment"] == hmac.new(seed, message, hashlib.sha256).hexdigest()
     verify_with_pynacl(checkpoint, api.get("/.well-known/cardroom-keys").json())
     # Every receipt kept along the way agrees with the export: the audit checks them all.
     report = api.post(f"{table.path}/audit", {"receipts": kept.receipts}).json()

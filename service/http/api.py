@@ -309,7 +309,7 @@ def export(game_id: str) -> Response:
 
 def checkpoint_line(gid: UUID, last: StoredEvent) -> dict[str, Any]:
     """The last line of a finished game's export: a receipt for its last event."""
-    receipt = games().keys.receipt(gid, last.version, last.hash)
+    receipt = games().keys.receipt(gid, last.version, last.hash, games().seed(gid))
     return {"checkpoint": RECEIPT.dump(receipt)}
 
 

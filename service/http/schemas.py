@@ -105,8 +105,8 @@ class GameList(Schema):
 
 
 class Receipt(Schema):
-    """The service's signature over (game_id, version, hash) of the last event a command
-    appended (domain/receipts.py; the format is in the README)."""
+    """The service's signature over (game_id, version, commitment to the hash) of the last event
+    a command appended (domain/receipts.py; the format is in the README)."""
 
     format = fields.String(
         required=True, metadata={"description": "the receipt format: `cardroom-receipt/1`"}
@@ -115,9 +115,12 @@ class Receipt(Schema):
     version = fields.Integer(
         required=True, metadata={"description": "the version of the last event appended"}
     )
-    hash = fields.String(
+    commitment = fields.String(
         required=True,
-        metadata={"description": "that event's hash in the game's hash chain (64 hex digits)"},
+        metadata={
+            "description": "HMAC-SHA256 keyed by the game's seed of 'cardroom-receipt-v1', a"
+            " zero byte and that event's hash (64 hex): checkable once the seed is revealed"
+        },
     )
     kid = fields.String(
         required=True,
