@@ -115,9 +115,14 @@ def test_a_retry_gets_the_same_receipt(api: ApiClient) -> None:
     assert again.headers["Cardroom-Receipt"] == first.headers["Cardroom-Receipt"]
 
 
-def test_a_finished_game_s_export_ends_with_a_signed_checkpoint(api: ApiClient) -> None:
+def test_a_finished_game_s_export_ends_with_a_signed_checkpoint(
+    api: ApiClient, tmp_path: Path
+) -> None:
     table, kept = play_keeping_receipts(api, 3)
-    lines = api.get(f"{table.path}/export").text.splitlines()
+    export = api.get(f"{table.path}/export").text
+    (tmp_path / "game.jsonl").write_text(export)
+    assert main(["replay", str(tmp_path / "game.jsonl")]) == 0  # reads past the checkpoint
+    lines = export.splitlines()
     last_event = json.loads(lines[-2])
     checkpoint = json.loads(lines[-1])["checkpoint"]
     assert checkpoint["version"] == last_event["version"]
