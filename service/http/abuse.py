@@ -34,7 +34,7 @@ from service.http.problems import Problem, problem_response
 DEFAULT_CREATE_LIMIT = "30/minute"
 DEFAULT_JOIN_LIMIT = "60/minute"
 # Read by browsers' scripts: where a created game is, replay markers, caching, back-off.
-EXPOSED_HEADERS = ["Location", "ETag", "Retry-After", "Idempotent-Replayed"]
+EXPOSED_HEADERS = ["Location", "ETag", "Retry-After", "Idempotent-Replayed", "Cardroom-Receipt"]
 ALLOWED_HEADERS = [
     "Authorization",
     "Content-Type",
