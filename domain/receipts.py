@@ -199,7 +199,7 @@ def check_checkpoint(
             f" {signed['game_id']}, not this export's last event",
         )
         return result
-    result["ok"] = True
+    result.update(ok=True, detail=f"signed by key {signed['kid']}")
     return result
 
 
@@ -249,7 +249,8 @@ def check_receipts(
             + (f" (the receipts up to version {good} agree with the export)" if good else ""),
         )
     elif agreed:
-        result.update(ok=True, detail=f"{len(agreed)} receipts agree, up to version {max(agreed)}")
+        counted = "1 receipt agrees" if len(agreed) == 1 else f"{len(agreed)} receipts agree"
+        result.update(ok=True, detail=f"{counted}, up to version {max(agreed)}")
     else:
         result["detail"] = "no receipt could be checked"
     return result

@@ -1,5 +1,5 @@
-"""``cardroom migrate``, ``cardroom serve``, and offline ``cardroom audit`` and ``cardroom replay``
-of game exports (no server, no database needed for those two)."""
+"""``cardroom migrate``, ``cardroom serve``, ``cardroom keys`` (the public signing keys), and
+offline ``cardroom audit`` and ``cardroom replay`` of game exports (no server, no database)."""
 
 from __future__ import annotations
 
