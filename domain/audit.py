@@ -15,6 +15,14 @@ game in ``domain.games.GAMES``:
 - ``points``: every point traced to a rule and to the cards that earned it (``Game.provenance``,
   listed in the report's ``provenance``) adds up to the recorded round scores and totals.
 
+Given the service's public keys and the receipts players kept (domain/receipts.py), it also checks:
+
+- ``signature``: the checkpoint that ends a finished game's export (``{"checkpoint": receipt}``)
+  is the service's signature on the export's last version and hash;
+- ``receipts``: no receipt the service signed contradicts the export; one that does is reported
+  as "the service signed a different history at version v" (the evidence of a rewrite, which the
+  unkeyed hash chain alone cannot give: whoever can write the rows can recompute it).
+
 A check that could not be made has ``ok: None`` and says why in ``detail``. The report's ``ok`` is
 true only for a complete export (game over, nothing redacted) that passes every check. Nothing
 raises: malformed input gives ``ok: False`` and an ``error``.
@@ -27,9 +35,12 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
 from .chain import first_break
 from .decider import GAME_CREATED, GAME_ENDED, SEAT_TAKEN, Event, Game
 from .games import GAMES
+from .receipts import check_checkpoint, check_receipts
 from .replay import replay, why
 
 FIELDS: dict[str, type] = {
@@ -64,13 +75,18 @@ def parse_export(text: str) -> list[dict[str, Any]]:
     return records
 
 
-def audit_export(text: str) -> dict[str, Any]:
+Keys = Mapping[str, Ed25519PublicKey]
+
+
+def audit_export(
+    text: str, keys: Keys | None = None, receipts: Sequence[Any] = ()
+) -> dict[str, Any]:
     """``audit`` of an export's text."""
     try:
         records = parse_export(text)
     except MalformedExport as exc:
         return failed_report(str(exc))
-    return audit(records)
+    return audit(records, keys, receipts)
 
 
 def failed_report(error: str) -> dict[str, Any]:
@@ -80,11 +96,20 @@ def failed_report(error: str) -> dict[str, Any]:
     return report
 
 
-def audit(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """The audit report of one game's export (see the module docstring); never raises."""
+def audit(
+    records: Sequence[Mapping[str, Any]], keys: Keys | None = None, receipts: Sequence[Any] = ()
+) -> dict[str, Any]:
+    """The audit report of one game's export (see the module docstring); never raises. With
+    ``keys`` (public keys by id), its signed checkpoint and the ``receipts`` are checked."""
+    records, checkpoint = split_checkpoint(records)
     report = _blank_report(len(records))
     try:
         _audit(records, report)
+        seed = report["seed"]
+        revealed = bytes.fromhex(seed["revealed"]) if seed["matches_commitment"] else None
+        report["signature"] = check_checkpoint(checkpoint, records, keys or {}, revealed)
+        if receipts:
+            report["receipts"] = check_receipts(receipts, records, keys or {}, revealed)
     except MalformedExport as exc:
         report["error"] = str(exc)
     except Exception as exc:  # a report, never a crash: the input may be anything
@@ -94,8 +119,19 @@ def audit(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         and report["complete"]
         and all(report[check]["ok"] is True for check in CHECKS)
         and report["seed"]["matches_commitment"] is True
+        and report["signature"]["ok"] is not False
+        and report["receipts"]["ok"] is not False
     )
     return report
+
+
+def split_checkpoint(
+    records: Sequence[Mapping[str, Any]],
+) -> tuple[Sequence[Mapping[str, Any]], Any]:
+    """The events, and the signed checkpoint that ends a finished game's export (if any)."""
+    if records and isinstance(records[-1], Mapping) and "checkpoint" in records[-1]:
+        return records[:-1], records[-1]["checkpoint"]
+    return records, None
 
 
 def _blank_report(events: int) -> dict[str, Any]:
@@ -123,6 +159,14 @@ def _blank_report(events: int) -> dict[str, Any]:
         "winners": None,
         "recorded_totals": None,
         "recorded_winners": None,
+        "signature": {"ok": None, "kid": None, "version": None, "detail": None},
+        "receipts": {
+            "ok": None,
+            "first_bad_version": None,
+            "detail": "no receipts given",
+            "checked": 0,
+            "refused": [],
+        },
     }
 
 

@@ -58,3 +58,37 @@ class StrictBoolean(fields.Boolean):
         if not isinstance(value, bool):
             raise self.make_error("invalid", input=value)
         return value
+
+
+class Receipt(Schema):
+    """The service's signature over (game_id, version, commitment to the hash) of the last event
+    a command appended (domain/receipts.py; the format is in the README)."""
+
+    format = fields.String(
+        required=True, metadata={"description": "the receipt format: `cardroom-receipt/1`"}
+    )
+    game_id = fields.String(required=True, metadata={"description": "the game, a UUID"})
+    version = fields.Integer(
+        required=True, metadata={"description": "the version of the last event appended"}
+    )
+    commitment = fields.String(
+        required=True,
+        metadata={
+            "description": "HMAC-SHA256 keyed by the game's seed of 'cardroom-receipt-v1', a"
+            " zero byte and that event's hash (64 hex): checkable once the seed is revealed"
+        },
+    )
+    kid = fields.String(
+        required=True,
+        metadata={"description": "the signing key's id in GET /.well-known/cardroom-keys"},
+    )
+    signature = fields.String(
+        required=True,
+        metadata={
+            "description": "Ed25519 signature, base64url without padding, over the RFC 8785"
+            " canonical JSON of the other five members"
+        },
+    )
+
+
+RECEIPT_DESCRIPTION = "the service's signed receipt for this command (keep it: evidence)"

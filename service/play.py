@@ -30,6 +30,7 @@ from domain.decider import (
     commitment,
 )
 from service import autoplay, errors, faults
+from service import keys as service_keys
 from service.games.registry import GameAdapter, load_games
 from service.store.deadlines import Deadlines
 from service.store.events import EventStore, VersionConflict
@@ -66,8 +67,9 @@ class GameService:
     reads the events appended since (events never change, so a cached fold stays true), and the
     seeds and seat token hashes of recent games (rows that never change either)."""
 
-    def __init__(self, store: EventStore) -> None:
+    def __init__(self, store: EventStore, keys: service_keys.Keyring | None = None) -> None:
         self.store = store
+        self.keys = keys or service_keys.load()
         self._states: Recent[UUID, tuple[str, Any]] = Recent(CACHE_SIZE)
         self._seeds: Recent[UUID, bytes] = Recent(CACHE_SIZE)
         self._seat_tokens: Recent[UUID, list[tuple[int, bytes]]] = Recent(CACHE_SIZE)
@@ -134,7 +136,7 @@ class GameService:
     def seed(self, game_id: UUID) -> bytes:
         seed = self._seeds.get(game_id)
         if seed is None:
-            seed = self.store.seed(game_id)
+            seed = self.keys.open_seed(game_id, *self.store.seed(game_id))
             self._seeds.put(game_id, seed)
         return seed
 
@@ -162,6 +164,11 @@ class GameService:
         if not past:
             self._deadlines.put(loaded.id, (turn, deadline))
         return deadline
+
+    def receipt(self, loaded: Loaded) -> dict[str, Any]:
+        """The service's signed receipt for the game's last event (domain/receipts.py)."""
+        digest = self.store.hash_at(loaded.id, loaded.version)
+        return self.keys.receipt(loaded.id, loaded.version, digest, self.seed(loaded.id))
 
     @staticmethod
     def started(loaded: Loaded) -> bool:
@@ -192,8 +199,9 @@ class GameService:
         # and then they play it to the end.
         assert outcome.deadline is None
         game_id = uuid4()
+        sealed, key_id = self.keys.seal_seed(game_id, seed)
         faults.point("decided")
-        self.store.create_game(game_id, name, seed, outcome.events, receipt)
+        self.store.create_game(game_id, name, sealed, outcome.events, receipt, key_id)
         faults.point("appended")
         self._remember(game_id, name, outcome.state)
         return Loaded(game_id, adapter, outcome.state)

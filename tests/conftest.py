@@ -9,6 +9,7 @@ the database, so they must not assume it is empty: use fresh UUIDs and unique ga
 from __future__ import annotations
 
 import os
+import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -27,6 +28,12 @@ os.environ.setdefault("CARDROOM_CLOCK_INTERVAL", "0")
 # Nor rate limits: the suite creates far more games than a client may (test_abuse.py turns them
 # on in its own apps).
 os.environ.setdefault("CARDROOM_RATE_LIMITS", "off")
+
+# The service's signing and seed keys (service/keys.py): a fresh set per test process, outside the
+# repository. Servers the tests start in subprocesses inherit it.
+os.environ.setdefault(
+    "CARDROOM_KEYS_FILE", os.path.join(tempfile.mkdtemp(prefix="cardroom-keys-"), "keys.json")
+)
 
 _WORKER_KEY = "cardroom_database_url"  # in xdist's workerinput: a URL, or "!" + the error
 

@@ -139,6 +139,8 @@ def test_cors_answers_allowed_origins_only(cors: str) -> None:
             "/games", {"game": "sushi-go", "players": 2}, headers={"Origin": ALLOWED}
         )
         assert created.headers["Access-Control-Allow-Origin"] == ALLOWED
+        # A page of another origin may read the receipt header too (tests/test_receipts.py).
+        assert "Cardroom-Receipt" in created.headers["Access-Control-Expose-Headers"]
         for origin in ("https://evil.example.com", "null", "https://play.example.com.evil.net"):
             response = api.get("/games", headers={"Origin": origin})
             assert "Access-Control-Allow-Origin" not in response.headers, origin

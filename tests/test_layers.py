@@ -17,6 +17,7 @@ EVERYTHING = {
     "service.bodies",
     "service.errors",
     "service.faults",
+    "service.keys",
     "service.store",
     "service.games",
     "service.autoplay",
@@ -30,6 +31,7 @@ ALLOWED = {
     "service.bodies": {"domain"},
     "service.errors": {"domain"},
     "service.faults": set(),  # test-only fault points, inert unless switched on
+    "service.keys": {"domain"},  # the signing and sealing keys, kept outside the database
     "service.store": {"domain", "service.errors", "service.store"},
     "service.games": {"domain", "service.bodies", "service.games"},
     "service.autoplay": {"domain", "service.games"},
@@ -40,6 +42,7 @@ ALLOWED = {
         "service.store",
         "service.autoplay",
         "service.faults",
+        "service.keys",
     },
     "service.live": {"domain", "service.errors", "service.store", "service.play", "service.live"},
     "service.http": EVERYTHING - {"service.cli"},

@@ -4,12 +4,16 @@ score comes from (the audit's provenance), down to the events that recorded its 
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
 import requests
 from playwright.sync_api import Page, expect
 from web_support import screenshot
+
+from service.cli.main import main
 
 pytest_plugins = ["api_fixtures", "web_fixtures"]
 
@@ -171,3 +175,41 @@ def test_a_game_still_playing_has_no_replay_yet(contexts: Any, live_server: Any)
     expect(page.locator("main")).to_contain_text("This game is not over yet")
     page.get_by_role("link", name="Watch it live").click()
     expect(page.locator("#phase")).to_have_text("Waiting for players")
+
+
+def test_the_page_keeps_the_seat_s_receipts_and_offers_them_beside_the_export(
+    contexts: Any, live_server: Any, tmp_path: Any
+) -> None:
+    """Every answer the page gets with a receipt is kept in the browser (localStorage); the replay
+    checks them against the recorded history and offers them for download, for
+    ``cardroom audit --receipts``."""
+    page = contexts().new_page()
+    page.goto("/")
+    bots = [{"seat": 0, "kind": "greedy"}, {"seat": 1, "kind": "random"}]
+    game_id = page.evaluate(
+        """async (bots) => {
+            const { api } = await import("/app/js/api.js");
+            const body = { game: "sushi-go", players: 2, bots };
+            return (await api("POST", "/games", { body })).id;
+        }""",
+        bots,
+    )
+    page.goto(f"/#/replay/{game_id}")
+    expect(page.locator("#audit")).to_contain_text("Your receipts agree with this history")
+    expect(page.locator("#download-export")).to_have_attribute("href", f"/games/{game_id}/export")
+    with page.expect_download() as download:
+        page.click("#download-receipts")
+    kept = json.loads(Path(download.value.path()).read_text())
+    assert kept["game_id"] == game_id
+    assert [r["version"] for r in kept["receipts"]] == [len(all_events(live_server.url, game_id))]
+    keys = tmp_path / "keys.json"
+    keys.write_text(json.dumps(get(live_server.url, "/.well-known/cardroom-keys")))
+    receipts = tmp_path / "receipts.json"
+    receipts.write_text(json.dumps(kept))
+    export = f"{live_server.url}/games/{game_id}"
+    assert main(["audit", export, "--keys", str(keys), "--receipts", str(receipts)]) == 0
+    # Another person (another browser's storage) kept none: nothing to download.
+    other = contexts().new_page()
+    other.goto(f"/#/replay/{game_id}")
+    expect(other.locator("#download-export")).to_be_visible()
+    expect(other.locator("#download-receipts")).to_have_count(0)

@@ -1,9 +1,10 @@
-"""``cardroom migrate``, ``cardroom serve``, and offline ``cardroom audit`` and ``cardroom replay``
-of game exports (no server, no database needed for those two)."""
+"""``cardroom migrate``, ``cardroom serve``, ``cardroom keys`` (the public signing keys), and
+offline ``cardroom audit`` and ``cardroom replay`` of game exports (no server, no database)."""
 
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import math
 import os
@@ -57,6 +58,26 @@ def _parser() -> argparse.ArgumentParser:
     )
     audit.add_argument("files", nargs="+", metavar="FILE", help="an export (.jsonl) or game URL")
     audit.add_argument("--json", action="store_true", help="print the report(s) as JSON")
+    audit.add_argument(
+        "--keys",
+        metavar="FILE|URL",
+        help="the service's public keys (a JWK Set as `cardroom keys` prints it, a PEM key, or"
+        " http(s)://host/.well-known/cardroom-keys): checks the export's signed checkpoint",
+    )
+    audit.add_argument(
+        "--receipts",
+        metavar="FILE",
+        help="receipts the players kept (JSON array, JSON Lines, or the web page's download):"
+        " each is checked against the export; needs --keys",
+    )
+    keys = commands.add_parser(
+        "keys", help="print the service's public signing keys (a JWK Set); --rotate adds new keys"
+    )
+    keys.add_argument(
+        "--rotate",
+        action="store_true",
+        help="add a new signing key and seed key, active from the next start; old ones stay valid",
+    )
     replay = commands.add_parser("replay", help="print a game turn by turn from its export")
     replay.add_argument(
         "source", metavar="FILE|URL", help="an export, or http(s)://host/games/<id>"
@@ -90,9 +111,11 @@ def serve(
         # queues them on the connection pool, not in the listen backlog: waiting there is not
         # an outage (a database known to be down still answers 503 at once: db.py).
         os.environ.setdefault("CARDROOM_POOL_TIMEOUT", "30")
+    from service import keys
     from service.http.connections import ConnectionSettings
     from service.store import db
 
+    keys.load()  # created here on first start, before the workers fork (they read the same file)
     url = migrate()
     # Why: the workers are forked from this process; they must use the database resolved here
     # (this process owns the embedded server, if any) rather than start their own. They connect
@@ -191,6 +214,43 @@ def _run_gunicorn(options: dict[str, Any]) -> None:
     Application().run()
 
 
+def _audit(args: argparse.Namespace) -> int:
+    from service.cli.terminal import audit_command
+    from service.store.exports import read_keys, read_receipts
+
+    if args.receipts and not args.keys:
+        print(
+            "cardroom audit: --receipts needs --keys, the service's public keys (saved from"
+            " GET /.well-known/cardroom-keys, or printed by `cardroom keys`)",
+            file=sys.stderr,
+        )
+        return 2
+    try:
+        keys = read_keys(args.keys) if args.keys else None
+        receipts = read_receipts(args.receipts) if args.receipts else []
+    except (OSError, ValueError) as exc:
+        print(f"cardroom audit: {exc}", file=sys.stderr)
+        return 2
+    return audit_command(args.files, args.json, keys=keys, receipts=receipts)
+
+
+def _keys(rotate: bool) -> int:
+    """Print the public keys (after adding a new pair with ``rotate``)."""
+    from service import keys
+
+    try:
+        if rotate:
+            print(
+                f"new keys added to {keys.rotate()}; restart the service to use them",
+                file=sys.stderr,
+            )
+        print(json.dumps(keys.Keyring.from_jwks(keys.read_document()).jwks(), indent=2))
+    except keys.KeysError as exc:
+        print(f"cardroom keys: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """The command line; returns the exit status."""
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
@@ -211,9 +271,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             args.worker_class,
         )
     elif args.command == "audit":
-        from service.cli.terminal import audit_command
-
-        return audit_command(args.files, args.json)
+        return _audit(args)
+    elif args.command == "keys":
+        return _keys(args.rotate)
     elif args.command == "replay":
         from service.cli.replay import replay_command
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from rich.console import Console
 
-from domain.audit import audit, parse_export
+from domain.audit import audit, parse_export, split_checkpoint
 from domain.decider import Event
 from domain.games import GAMES
 from service.cli.terminal import verdict
@@ -18,7 +18,7 @@ def replay_command(source: str, console: Console | None = None) -> int:
     console = console or Console(highlight=False)
     games = load_games()  # registering a game adds it to the domain's GAMES too
     try:
-        records = parse_export(read_export(source))
+        records, checkpoint = split_checkpoint(parse_export(read_export(source)))
         name = records[0].get("data", {}).get("game") if records else None
         if name not in GAMES:
             raise ValueError("not an export of a game (its first event must be game_created)")
@@ -35,6 +35,6 @@ def replay_command(source: str, console: Console | None = None) -> int:
     except (OSError, ValueError, KeyError, TypeError, IndexError) as exc:
         console.print(f"[red]cannot replay {source}:[/] {type(exc).__name__}: {exc}")
         return 1
-    report = audit(records)
+    report = audit([*records, {"checkpoint": checkpoint}] if checkpoint else records)
     console.print(f"audit: {verdict(report)} (cardroom audit {source} for the details)")
     return 0

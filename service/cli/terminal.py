@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
 
-from domain.audit import audit_export, failed_report
+from domain.audit import Keys, audit_export, failed_report
 from service.games.registry import load_games
 from service.store.exports import read_export
 
@@ -22,25 +22,36 @@ CHECK_NAMES = {
     "scores": "scores (S10–S16)",
     "replay": "replay",
     "points": "points add up",
+    "signature": "signed checkpoint",
+    "receipts": "players' receipts",
 }
 
 
-def audit_source(source: str) -> dict[str, Any]:
+def audit_source(
+    source: str, keys: Keys | None = None, receipts: Sequence[Any] = ()
+) -> dict[str, Any]:
     """The report for one file (or game URL); one that cannot be read gives a failed report."""
     try:
         text = read_export(source)
     except (OSError, ValueError) as exc:
         return failed_report(f"cannot read {source}: {exc}")
-    return audit_export(text)
+    return audit_export(text, keys, receipts)
 
 
-def audit_command(sources: Sequence[str], as_json: bool, console: Console | None = None) -> int:
-    """Audit every source; 0 if all pass, else 1."""
+def audit_command(
+    sources: Sequence[str],
+    as_json: bool,
+    console: Console | None = None,
+    keys: Keys | None = None,
+    receipts: Sequence[Any] = (),
+) -> int:
+    """Audit every source (with the service's public ``keys`` and the players' ``receipts``, if
+    given); 0 if all pass, else 1."""
     load_games()  # every registered game's exports can be audited, not only the domain's list
     console = console or Console(highlight=False)
     reports = []
     if len(sources) == 1:
-        reports.append({"file": sources[0], **audit_source(sources[0])})
+        reports.append({"file": sources[0], **audit_source(sources[0], keys, receipts)})
     else:
         progress = Progress(
             TextColumn("auditing"),
@@ -53,7 +64,7 @@ def audit_command(sources: Sequence[str], as_json: bool, console: Console | None
         with progress:
             for source in progress.track(sources, description=""):
                 progress.update(progress.task_ids[0], description=source)
-                reports.append({"file": source, **audit_source(source)})
+                reports.append({"file": source, **audit_source(source, keys, receipts)})
     if as_json:
         print(json.dumps(reports[0] if len(reports) == 1 else reports, indent=2))
     elif len(reports) == 1:
@@ -115,7 +126,7 @@ def first_problem(report: Mapping[str, Any]) -> str:
         return "the revealed seed does not match its commitment (S18)"
     failed = [report[c] for c in CHECK_NAMES if c != "seed" and report[c]["ok"] is False]
     if failed:
-        return str(min(failed, key=lambda c: c["first_bad_version"] or 0)["detail"])
+        return str(min(failed, key=lambda c: c.get("first_bad_version") or 0)["detail"])
     return f"incomplete: {report['reason']}"
 
 
@@ -139,9 +150,11 @@ def render_report(console: Console, report: Mapping[str, Any]) -> None:
             bad = None if section["matches_commitment"] is not False else section["version"]
             detail = f"revealed at version {section['version']}" if section["revealed"] else ""
         else:
-            bad, detail = section["first_bad_version"], section["detail"] or ""
+            bad, detail = section.get("first_bad_version"), section["detail"] or ""
         checks.add_row(label, mark(_check_ok(report, key)), str(bad or ""), detail)
     console.print(checks)
+    for refused in report["receipts"]["refused"]:
+        console.print(f"[yellow]receipt {refused['receipt']} refused:[/] {refused['reason']}")
     _render_totals(console, report)
     for section in report["provenance"] or []:
         _render_section(console, section)

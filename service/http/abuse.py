@@ -38,7 +38,7 @@ DEFAULT_CREATE_LIMIT = "30/minute"
 DEFAULT_JOIN_LIMIT = "60/minute"
 DEFAULT_MOVE_LIMIT = "300/minute"
 # Read by browsers' scripts: where a created game is, replay markers, caching, back-off.
-EXPOSED_HEADERS = ["Location", "ETag", "Retry-After", "Idempotent-Replayed"]
+EXPOSED_HEADERS = ["Location", "ETag", "Retry-After", "Idempotent-Replayed", "Cardroom-Receipt"]
 ALLOWED_HEADERS = [
     "Authorization",
     "Content-Type",

@@ -5,9 +5,11 @@ from __future__ import annotations
 from typing import Any
 from uuid import UUID
 
+import rfc8785
 from flask import Blueprint, Response, current_app, json, request, send_file, url_for
 from marshmallow import ValidationError
 
+from domain import receipts
 from domain.audit import audit
 from domain.decider import GAME_ENDED, Viewer
 from service.http import auth, idempotency
@@ -17,6 +19,7 @@ from service.http.problems import Problem
 from service.http.schemas import (
     LONG_POLL_MAX_SECONDS,
     AuditReport,
+    AuditRequest,
     CreateGameRequest,
     EventPage,
     EventsQuery,
@@ -25,7 +28,9 @@ from service.http.schemas import (
     GameQuery,
     Health,
     JoinRequest,
+    Jwks,
     ListGamesQuery,
+    Receipt,
     SeatGranted,
     StateQuery,
 )
@@ -49,6 +54,10 @@ MAX_EVENTS = 100_000  # far more than any game has
 STATE_QUERY = StateQuery()
 HEALTH = Health()
 GAME_QUERY = GameQuery()
+RECEIPT = Receipt()
+AUDIT_REQUEST = AuditRequest()
+JWKS = Jwks()
+RECEIPT_HEADER = "Cardroom-Receipt"
 
 
 def games() -> GameService:
@@ -133,6 +142,15 @@ def deadline_of(loaded: Loaded, past: bool = False) -> dict[str, Any]:
 
 def game_url(game_id: UUID) -> str:
     return url_for("api.get_game", game_id=str(game_id))
+
+
+def with_receipt(body: dict[str, Any], loaded: Loaded, status: int, **headers: str) -> Response:
+    """An accepted command's answer: ``body`` with the service's signed receipt for the last
+    event it appended, as the ``receipt`` member and the ``Cardroom-Receipt`` header (base64url
+    of its canonical JSON). Built here, it is stored and replayed with the answer (idempotency)."""
+    receipt = RECEIPT.dump(games().receipt(loaded))
+    headers[RECEIPT_HEADER] = receipts.b64url(rfc8785.dumps(receipt))
+    return json_response({**body, "receipt": receipt}, status, **headers)
 
 
 # --- games ----------------------------------------------------------------------------------------
@@ -220,6 +238,8 @@ def create_game() -> Response:
               $ref: '#/components/headers/GameLocation'
             Idempotent-Replayed:
               $ref: '#/components/headers/IdempotentReplayed'
+            Cardroom-Receipt:
+              $ref: '#/components/headers/Receipt'
           content:
             application/json:
               schema: {$ref: '#/components/schemas/GameView'}
@@ -268,7 +288,7 @@ def create_game() -> Response:
 
 
 def created(loaded: Loaded, past: bool = False) -> Response:
-    return json_response(view_body(loaded, None, past), 201, Location=game_url(loaded.id))
+    return with_receipt(view_body(loaded, None, past), loaded, 201, Location=game_url(loaded.id))
 
 
 @api.get("/games")
@@ -463,6 +483,8 @@ def join_game(game_id: str) -> Response:
               $ref: '#/components/headers/GameLocation'
             Idempotent-Replayed:
               $ref: '#/components/headers/IdempotentReplayed'
+            Cardroom-Receipt:
+              $ref: '#/components/headers/Receipt'
           content:
             application/json:
               schema: {$ref: '#/components/schemas/SeatGranted'}
@@ -530,7 +552,7 @@ def seat_granted(gid: UUID, seat: int, name: str, token: str, loaded: Loaded) ->
         "token_type": "Bearer",
         "started": games().started(loaded),  # bots may take the seats after this one
     }
-    return json_response(SEAT_GRANTED.dump(granted), 201, Location=game_url(gid))
+    return with_receipt(SEAT_GRANTED.dump(granted), loaded, 201, Location=game_url(gid))
 
 
 @api.post("/games/<game_id>/moves")
@@ -639,6 +661,8 @@ def make_move(game_id: str) -> Response:
           headers:
             Idempotent-Replayed:
               $ref: '#/components/headers/IdempotentReplayed'
+            Cardroom-Receipt:
+              $ref: '#/components/headers/Receipt'
           content:
             application/json:
               schema: {$ref: '#/components/schemas/GameView'}
@@ -728,7 +752,8 @@ def make_move(game_id: str) -> Response:
     seat = auth.require_seat(games(), gid)
     keyed = idempotency.begin()  # after authentication: a key is looked up for its client only
     if keyed is not None and keyed.stored is not None:
-        return idempotency.replayed(json_response(view_body(as_it_was(keyed), seat, past=True)))
+        past = as_it_was(keyed)
+        return idempotency.replayed(with_receipt(view_body(past, seat, past=True), past, 200))
     body = move_body(loaded)
     if body["seat"] is not None and body["seat"] != seat:
         raise Problem(
@@ -738,7 +763,7 @@ def make_move(game_id: str) -> Response:
         )
     receipt = None if keyed is None else keyed.receipt()
     moved = games().move(gid, seat, body["move"], body.get("turn"), loaded, receipt)
-    return json_response(view_body(moved, seat))
+    return with_receipt(view_body(moved, seat), moved, 200)
 
 
 def move_body(loaded: Loaded) -> dict[str, Any]:
@@ -941,12 +966,15 @@ def export(game_id: str) -> Response:
         checks it offline, with no server and no database. Before the end it is redacted for
         the caller as `GET /games/{game_id}/events` is, and `hash` is null (a hash would let
         anyone test guesses of the hidden cards).
+
+        A finished game's export ends with one more line, `{"checkpoint": <Receipt>}`: the
+        service's signature on its last version and hash (`cardroom audit --keys` checks it).
       security:
       - {}
       - bearerAuth: []
       responses:
         '200':
-          description: One `ExportLine` per line.
+          description: One `ExportLine` per line; then, once the game is over, the checkpoint.
           headers:
             Content-Disposition:
               description: '`attachment; filename="<game_id>.jsonl"`'
@@ -966,13 +994,22 @@ def export(game_id: str) -> Response:
     game, viewer = loaded.adapter.game, Viewer(seat)
     over = game.is_over(loaded.state)
     lines = []
-    for record in games().store.load_records(gid, 0, loaded.version):
+    records = games().store.load_records(gid, 0, loaded.version)
+    for record in records:
         data = game.visible_event(loaded.state, record.event, viewer).data
         line = export_line(gid, record, data, record.hash if over else None)
         lines.append(json.dumps(EXPORT_LINE.dump(line)) + "\n")
+    if over:  # the service's signature on the whole history: its last version and hash
+        lines.append(json.dumps(checkpoint_line(gid, records[-1])) + "\n")
     response = Response("".join(lines), mimetype="application/x-ndjson")
     response.headers["Content-Disposition"] = f'attachment; filename="{gid}.jsonl"'
     return response
+
+
+def checkpoint_line(gid: UUID, last: StoredEvent) -> dict[str, Any]:
+    """The last line of a finished game's export: a receipt for its last event."""
+    receipt = games().keys.receipt(gid, last.version, last.hash, games().seed(gid))
+    return {"checkpoint": RECEIPT.dump(receipt)}
 
 
 def export_line(gid: UUID, record: StoredEvent, data: Any, digest: str | None) -> dict[str, Any]:
@@ -985,6 +1022,17 @@ def export_line(gid: UUID, record: StoredEvent, data: Any, digest: str | None) -
         "recorded_at": record.recorded_at,
         "hash": digest,
     }
+
+
+AUDIT_MAX_BODY_BYTES = 4 * 1024 * 1024  # up to 10 000 receipts of about 350 bytes
+
+
+@api.url_value_preprocessor
+def _receipts_body_limit(endpoint: str | None, values: Any) -> None:
+    """The audit with receipts takes a long list: its own body limit, set before any hook
+    (idempotency's) reads the body."""
+    if endpoint == "api.audit_with_receipts":
+        request.max_content_length = AUDIT_MAX_BODY_BYTES
 
 
 @api.get("/games/<game_id>/audit")
@@ -1024,7 +1072,60 @@ def audit_game(game_id: str) -> Response:
         '500': InternalError
         '503': DatabaseUnavailable
     """
+    return _audit(game_id_of(game_id), [])
+
+
+@api.post("/games/<game_id>/audit")
+def audit_with_receipts(game_id: str) -> Response:
+    """The audit, with the receipts players kept checked against the rows as they are now: a
+    receipt the rows contradict is evidence that the history was rewritten.
+
+    ---
+    post:
+      tags:
+      - replay
+      operationId: auditGameWithReceipts
+      parameters:
+      - GameId
+      - IdempotencyKey
+      summary: Audit a finished game against the receipts players kept
+      description: |
+        The audit of `GET`, with the receipts given checked against the rows as they are now:
+        a receipt the service signed that the rows contradict is reported in `receipts` as
+        "the service signed a different history at version v", and `ok` is false. Receipts
+        that prove nothing (unknown key, forged signature, another game) are listed in
+        `receipts.refused` with the reason. Receipts are checked with the seed the game's last
+        event reveals. The audit changes nothing: a retry simply runs it again.
+      security: []
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema: {$ref: '#/components/schemas/AuditRequest'}
+      responses:
+        '200':
+          description: The audit report.
+          content:
+            application/json:
+              schema: {$ref: '#/components/schemas/AuditReport'}
+        '400': BadBody
+        '404': GameNotFound
+        '409':
+          description: '`game_not_over`: the seed is revealed, and the game audited, at its end.'
+          content:
+            application/problem+json:
+              schema: {$ref: '#/components/schemas/AuditWithReceiptsConflict'}
+        '413': BodyTooLarge
+        '415': UnsupportedMediaType
+        '500': InternalError
+        '503': DatabaseUnavailable
+    """
     gid = game_id_of(game_id)
+    body = AUDIT_REQUEST.load(json_body())
+    return _audit(gid, body["receipts"])
+
+
+def _audit(gid: UUID, receipts_given: list[Any]) -> Response:
     try:
         records = games().store.load_records(gid, 0, MAX_EVENTS)
     except GameNotFound:
@@ -1038,7 +1139,37 @@ def audit_game(game_id: str) -> Response:
             version=records[-1].version if records else 0,
         )
     lines = [EXPORT_LINE.dump(export_line(gid, r, r.data, r.hash)) for r in records]
-    return json_response(AUDIT_REPORT.dump(audit(lines)))
+    lines.append(checkpoint_line(gid, records[-1]))
+    keys = games().keys.public
+    return json_response(AUDIT_REPORT.dump(audit(lines, keys=keys, receipts=receipts_given)))
+
+
+@api.get("/.well-known/cardroom-keys")
+def signing_keys() -> Response:
+    """The public keys receipts and exports are signed with (a JWK Set, RFC 7517/8037).
+
+    ---
+    get:
+      tags:
+      - replay
+      operationId: getSigningKeys
+      summary: The public keys receipts and exports are signed with
+      description: |
+        A JWK Set of the service's Ed25519 public keys: the active one (last) and those it
+        signed with before a rotation, so old receipts stay verifiable. `cardroom keys`
+        prints the same. Keep a copy: an audit checks signatures against the keys you give it.
+      security: []
+      responses:
+        '200':
+          description: The keys.
+          content:
+            application/json:
+              schema: {$ref: '#/components/schemas/Jwks'}
+        '500': InternalError
+    """
+    response = json_response(JWKS.dump(games().keys.jwks()))
+    response.headers["Cache-Control"] = "max-age=300"
+    return response
 
 
 # --- operations -----------------------------------------------------------------------------------

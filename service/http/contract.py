@@ -35,6 +35,8 @@ SHARED_BODIES = (
     schemas.EventPage,
     schemas.ExportLine,
     schemas.AuditReport,
+    schemas.AuditRequest,
+    schemas.Jwks,
     schemas.Health,
 )
 

@@ -11,7 +11,15 @@ from typing import Any
 from marshmallow import Schema, fields, post_load, validate
 
 from domain.decider import BotSeat
-from service.bodies import NAME, PLAIN_TEXT_PATTERN, TURN_SECONDS, Strict, plain_text
+from service.bodies import (
+    NAME,
+    PLAIN_TEXT_PATTERN,
+    RECEIPT_DESCRIPTION,
+    TURN_SECONDS,
+    Receipt,
+    Strict,
+    plain_text,
+)
 
 # --- requests -----------------------------------------------------------------------------------
 
@@ -211,6 +219,7 @@ class SeatGranted(Schema):
         required=True,
         metadata={"description": "Taking this seat started the game (it was the last free seat)."},
     )
+    receipt = fields.Nested(Receipt, metadata={"description": RECEIPT_DESCRIPTION})
 
 
 class EventRecord(Schema):
@@ -387,6 +396,42 @@ class AuditReport(Schema):
     totals = fields.List(fields.Integer(), allow_none=True)
     winners = fields.List(fields.Integer(), allow_none=True)
     provenance = fields.List(fields.Dict(keys=fields.String()), allow_none=True)
+    signature = fields.Dict(
+        keys=fields.String(),
+        metadata={"description": "the export's signed checkpoint checked with the public keys"},
+    )
+    receipts = fields.Dict(
+        keys=fields.String(),
+        metadata={"description": "the players' receipts checked against the export"},
+    )
+
+
+class AuditRequest(Strict):
+    """POST /games/{id}/audit: the audit, with receipts the players kept."""
+
+    receipts = fields.List(
+        fields.Raw(),
+        required=True,
+        validate=validate.Length(max=10_000),
+        metadata={"description": "receipts as the service gave them (`receipt` members)"},
+    )
+
+
+class Jwk(Schema):
+    kty = fields.String(required=True, metadata={"description": "`OKP` (RFC 8037)"})
+    crv = fields.String(required=True, metadata={"description": "`Ed25519`"})
+    x = fields.String(required=True, metadata={"description": "the public key, base64url"})
+    kid = fields.String(required=True, metadata={"description": "its RFC 7638 thumbprint"})
+    use = fields.String(required=True, metadata={"description": "`sig`"})
+    alg = fields.String(required=True, metadata={"description": "`EdDSA`"})
+
+
+class Jwks(Schema):
+    """GET /.well-known/cardroom-keys: the keys receipts are signed with, the active one last."""
+
+    keys = fields.List(
+        fields.Nested(Jwk), required=True, metadata={"description": "every valid signing key"}
+    )
 
 
 class StateQuery(Strict):

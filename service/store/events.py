@@ -209,16 +209,19 @@ class EventStore:
         seed: bytes,
         events: Sequence[Event],
         receipt: Receipt | None = None,
+        seed_key_id: str | None = None,
     ) -> int:
-        """Record a new game, its secret seed and its first events (and the ``receipt`` of the
-        keyed request that creates it, in the same transaction); return its version."""
+        """Record a new game, its secret seed (sealed under key ``seed_key_id``, see
+        service/keys.py) and its first events (and the ``receipt`` of the keyed request that
+        creates it, in the same transaction); return its version."""
         if not events:
             raise ValueError("a game starts with at least one event")
         try:
             with self._connection() as conn, conn.transaction(), conn.cursor() as cur:
                 cur.execute("INSERT INTO games (id, game) VALUES (%s, %s)", (game_id, game))
                 cur.execute(
-                    "INSERT INTO game_secrets (game_id, seed) VALUES (%s, %s)", (game_id, seed)
+                    "INSERT INTO game_secrets (game_id, seed, key_id) VALUES (%s, %s, %s)",
+                    (game_id, seed, seed_key_id),
                 )
                 rows = _rows(game_id, 1, GENESIS, events)
                 cur.executemany(_INSERT_EVENT, rows)
@@ -252,7 +255,7 @@ class EventStore:
         """
         if not events:
             raise ValueError("nothing to append")
-        previous = self._hash_at(game_id, expected_version)
+        previous = self.hash_at(game_id, expected_version)
         rows = _rows(game_id, expected_version + 1, previous, events)
         values = sql.SQL(", ").join(sql.SQL("(%s, %s, %s, %s, %s, %s)") for _ in rows)
         query = sql.SQL(_APPEND).format(values=values)
@@ -286,7 +289,7 @@ class EventStore:
         self._remember_head(game_id, expected_version + len(rows), rows[-1][-1])
         return expected_version + len(events)
 
-    def _hash_at(self, game_id: UUID, version: int) -> str:
+    def hash_at(self, game_id: UUID, version: int) -> str:
         """The hash of ``version`` (the genesis constant for 0), from memory if at hand."""
         if version == 0:
             return GENESIS
@@ -357,14 +360,15 @@ class EventStore:
                 raise GameNotFound(game_id)
         return int(row[0])
 
-    def seed(self, game_id: UUID) -> bytes:
+    def seed(self, game_id: UUID) -> tuple[bytes, str | None]:
+        """The game's seed as stored, and the id of the key that sealed it (None: in clear)."""
         with self._connection() as conn:
             row = conn.execute(
-                "SELECT seed FROM game_secrets WHERE game_id = %s", (game_id,)
+                "SELECT seed, key_id FROM game_secrets WHERE game_id = %s", (game_id,)
             ).fetchone()
         if row is None:
             raise GameNotFound(game_id)
-        return bytes(row[0])
+        return bytes(row[0]), row[1]
 
     def seat_for_token(self, game_id: UUID, token_hash: bytes) -> int | None:
         """The seat in ``game_id`` whose bearer token hashes to ``token_hash``, if any."""

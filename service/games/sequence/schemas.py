@@ -8,7 +8,7 @@ from marshmallow import Schema, ValidationError, fields, post_load, validate, va
 
 from domain.sequence import SEQUENCE, Discard, Pass, Play
 from domain.sequence.cards import ONE_DECK
-from service.bodies import TURN_NUMBER, Strict, StrictBoolean
+from service.bodies import RECEIPT_DESCRIPTION, TURN_NUMBER, Receipt, Strict, StrictBoolean
 
 CARD = fields.String(
     validate=validate.OneOf(ONE_DECK, error="unknown card {input!r}; cards are {choices}")
@@ -348,6 +348,7 @@ class SequenceView(Schema):
         CARD,
         metadata={"description": "Once over. What was left of the draw pile, top first."},
     )
+    receipt = fields.Nested(Receipt, metadata={"description": RECEIPT_DESCRIPTION})
 
 
 # --- the score sheet ------------------------------------------------------------------------------

@@ -9,7 +9,7 @@ from marshmallow import Schema, ValidationError, fields, post_load, validate, va
 from domain.sushigo import SUSHI_GO, Pick
 from domain.sushigo.cards import KINDS
 from domain.sushigo.rules import EDITIONS, PASS_DIRECTIONS
-from service.bodies import TURN_NUMBER, Strict, StrictBoolean
+from service.bodies import RECEIPT_DESCRIPTION, TURN_NUMBER, Receipt, Strict, StrictBoolean
 
 CARD = fields.String(
     validate=validate.OneOf(KINDS, error="unknown card {input!r}; cards are {choices}")
@@ -359,6 +359,7 @@ class SushiGoView(Schema):
             "pattern": "^[0-9a-f]{64}$",
         }
     )
+    receipt = fields.Nested(Receipt, metadata={"description": RECEIPT_DESCRIPTION})
 
 
 # --- the score sheet ------------------------------------------------------------------------------

@@ -50,7 +50,9 @@ export async function api(method, path, { body, token, idempotent = method === "
       await pause(Number.isFinite(seconds) ? Math.min(seconds * 1000, MAX_WAIT_MS) : 1000);
       continue;
     }
-    return answer(response);
+    const data = await answer(response);
+    if (data?.receipt) keepReceipt(data.receipt);
+    return data;
   }
 }
 
@@ -101,6 +103,36 @@ export function forgetSeat(gameId) {
 
 export function mySeats() {
   return seats();
+}
+
+// --- receipts: the service's signed receipt of every accepted command, this browser's evidence ----
+
+const RECEIPTS = "cardroom.receipts";
+const KEPT_GAMES = 200; // a game's receipts are a few kB: the oldest games' go first
+
+function allReceipts() {
+  try {
+    return JSON.parse(localStorage.getItem(RECEIPTS)) || {};
+  } catch {
+    return {};
+  }
+}
+
+export function keepReceipt(receipt) {
+  const all = allReceipts();
+  const kept = all[receipt.game_id] || [];
+  delete all[receipt.game_id]; // re-inserted last: the most recent game
+  all[receipt.game_id] = [...kept.filter((r) => r.signature !== receipt.signature), receipt];
+  for (const old of Object.keys(all).slice(0, -KEPT_GAMES)) delete all[old];
+  try {
+    localStorage.setItem(RECEIPTS, JSON.stringify(all));
+  } catch {
+    // storage full or disabled: the answer itself still succeeded
+  }
+}
+
+export function receiptsOf(gameId) {
+  return allReceipts()[gameId] || [];
 }
 
 // --- the event stream -----------------------------------------------------------------------------

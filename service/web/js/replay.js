@@ -2,7 +2,7 @@
 // see the state at that version (GET /games/{id}/state?version=N), the moves that led there, the
 // audit's verdict and, for any score, the cards, events and rule it comes from (the audit's
 // provenance).
-import { api } from "./api.js";
+import { api, receiptsOf, seatOf } from "./api.js";
 import { moduleFor } from "./games.js";
 import { h, notify, replace } from "./ui.js";
 
@@ -24,8 +24,10 @@ export async function showReplay(main, gameId, version) {
       h("p", {}, h("a", { class: "button", href: `#/game/${gameId}` }, "Watch it live")));
     return;
   }
-  const [events, audit, sheet] = await Promise.all([allEvents(gameId), api("GET", `/games/${gameId}/audit`), api("GET", `/games/${gameId}/scores`)]);
-  new Replay(main, m, view, events, audit, sheet).show(version || view.version);
+  const kept = receiptsOf(gameId); // checked against the history as it is recorded now
+  const audit = kept.length ? api("POST", `/games/${gameId}/audit`, { body: { receipts: kept }, idempotent: false }) : api("GET", `/games/${gameId}/audit`);
+  const [events, report, sheet] = await Promise.all([allEvents(gameId), audit, api("GET", `/games/${gameId}/scores`)]);
+  new Replay(main, m, view, events, report, sheet).show(version || view.version);
 }
 
 async function allEvents(gameId) {
@@ -185,8 +187,8 @@ class Replay {
 }
 
 function auditPanel(audit) {
-  const checks = Object.entries(audit).filter(([, v]) => v && typeof v === "object" && "ok" in v);
-  const label = (name) => ({ chain: "Hash chain of the events", deals: "Every deal matches the revealed seed", replay: "Every move re-decided by the rules", points: "Every point recomputed", scores: "The recorded scores add up" })[name] || name;
+  const checks = Object.entries(audit).filter(([, v]) => v && typeof v === "object" && "ok" in v && v.ok !== null);
+  const label = (name) => ({ chain: "Hash chain of the events", deals: "Every deal matches the revealed seed", replay: "Every move re-decided by the rules", points: "Every point recomputed", scores: "The recorded scores add up", signature: "The export is signed by the service", receipts: "Your receipts agree with this history" })[name] || name;
   return h("section", { class: `panel audit ${audit.ok ? "ok" : "bad"}`, id: "audit", "aria-label": "Audit" },
     h("h2", {}, audit.ok ? "✔ Audit passed" : "✘ Audit failed"),
     h("ul", {}, checks.map(([name, check]) => h("li", { class: check.ok ? "ok" : "bad" },
@@ -194,5 +196,21 @@ function auditPanel(audit) {
       audit.seed ? h("li", { class: audit.seed.matches_commitment ? "ok" : "bad" },
         `${audit.seed.matches_commitment ? "✔" : "✘"} The seed revealed at version ${audit.seed.version} ${audit.seed.matches_commitment ? "matches" : "does NOT match"} the commitment made at version 1`) : null),
     audit.ok ? null : h("p", {}, audit.reason || audit.error || ""),
-    h("p", { class: "muted small" }, `${audit.events} events checked. Anyone can repeat this with `, h("code", {}, "cardroom audit"), " on the game's export."));
+    h("p", { class: "muted small" }, `${audit.events} events checked. Anyone can repeat this with `, h("code", {}, "cardroom audit"), " on the game's export."),
+    h("p", { class: "buttons" }, h("a", { class: "button secondary", id: "download-export", href: `/games/${audit.game_id}/export`, download: `${audit.game_id}.jsonl` }, "Download the export"),
+      receiptsButton(audit.game_id)));
+}
+
+// The receipts this browser kept for the game: with them, `cardroom audit --receipts` shows
+// whether the export is the history the service signed while the game was played.
+function receiptsButton(gameId) {
+  const receipts = receiptsOf(gameId);
+  if (!receipts.length) return null;
+  const download = () => {
+    const body = JSON.stringify({ game_id: gameId, seat: seatOf(gameId)?.seat ?? null, receipts }, null, 2);
+    const link = h("a", { href: URL.createObjectURL(new Blob([body], { type: "application/json" })), download: `${gameId}-receipts.json` });
+    link.click();
+    setTimeout(() => URL.revokeObjectURL(link.href), 1000);
+  };
+  return h("button", { type: "button", class: "secondary", id: "download-receipts", onclick: download }, `Download my receipts (${receipts.length})`);
 }
