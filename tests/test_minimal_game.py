@@ -280,7 +280,9 @@ def test_a_game_defined_in_a_test_is_played_through_the_whole_stack(url: str) ->
 
     export = ok(http.get(f"{game}/export")).text
     lines = [json.loads(line) for line in export.splitlines()]
-    assert len(lines) == 8 and all(line["hash"] for line in lines)
+    events, checkpoint = lines[:-1], lines[-1]  # a finished game's export ends signed
+    assert len(events) == 8 and all(line["hash"] for line in events)
+    assert checkpoint["checkpoint"]["version"] == 8
     report = ok(http.get(f"{game}/audit"))
     assert report["ok"] is True and report["replay"]["ok"] is True, report
     assert report["seed"]["matches_commitment"] is True

@@ -307,7 +307,9 @@ def test_a_stream_lives_a_bounded_time_with_heartbeats(pool: ConnectionPool) -> 
     finally:
         app.extensions["cardroom_live"].stop()
     assert ids == [1]  # game_created; then silence until the server ends the stream
-    assert 0.6 <= took < 5
+    # Streams end at a random moment in the last fifth of their lifetime (so that watchers of one
+    # game do not all reconnect at once): 0.48 to 0.6 s here.
+    assert 0.6 * 0.8 <= took < 5
     assert stream.retry == 250
     assert stream.comments.count("heartbeat") >= 2
 
