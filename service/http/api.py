@@ -14,6 +14,7 @@ from service.http.problems import Problem
 from service.http.schemas import (
     LONG_POLL_MAX_SECONDS,
     AuditReport,
+    ReadQuery,
     CreateGameRequest,
     EventPage,
     EventsQuery,
@@ -46,6 +47,7 @@ MAX_EVENTS = 100_000  # far more than any game has
 STATE_QUERY = StateQuery()
 HEALTH = Health()
 GAME_QUERY = GameQuery()
+READ_QUERY = ReadQuery()
 
 
 def games() -> GameService:
@@ -98,6 +100,26 @@ def load(game_id: UUID) -> Loaded:
         raise _no_game(game_id) from None
 
 
+def read(game_id: UUID, *seen: int) -> Loaded:
+    """The game for a read a replica may serve: never older than any version in ``seen``, nor
+    than ``min_version`` or an ``If-None-Match`` tag the client sent (service/play.py)."""
+    try:
+        return games().read(game_id, max(seen, default=0))
+    except GameNotFound:
+        raise _no_game(game_id) from None
+
+
+def seen_versions(query: dict[str, Any]) -> list[int]:
+    """The versions the client says it has seen: ``min_version``, and the version of each
+    ``If-None-Match`` tag of ours (``W/"<version>-<viewer>"``)."""
+    seen = [query.get("min_version", 0)]
+    for tag in request.if_none_match.as_set(include_weak=True):
+        version = tag.partition("-")[0]
+        if version.isdigit() and len(version) < 11:
+            seen.append(int(version))
+    return seen
+
+
 def view_body(loaded: Loaded, seat: int | None) -> dict[str, Any]:
     adapter = loaded.adapter
     view = adapter.game.view(loaded.state, Viewer(seat))
@@ -139,7 +161,7 @@ def list_games() -> Response:
                 400, "invalid_cursor", "'after' must be the 'next' value of a previous page"
             ) from None
     limit = query["limit"]
-    rows = games().store.list_games(
+    rows = games().lobby(
         status=query.get("status"),
         game=query.get("game"),
         limit=limit + 1,
@@ -168,11 +190,12 @@ def list_games() -> Response:
 def get_game(game_id: str) -> Response:
     gid = game_id_of(game_id)
     query = GAME_QUERY.load(request.args.to_dict())
-    loaded = load(gid)
+    after = query.get("wait_after")
+    loaded = read(gid, *seen_versions(query), after or 0)
     seat = auth.optional_seat(games(), gid)
-    if "wait_after" in query:  # a long poll
+    if after is not None:  # a long poll: once woken, the answer must be past ``after``
         seconds = query.get("wait_seconds", LONG_POLL_MAX_SECONDS)
-        loaded = live.wait_past(hub(), gid, query["wait_after"], seconds, lambda: load(gid), loaded)
+        loaded = live.wait_past(hub(), gid, after, seconds, lambda: read(gid, after + 1), loaded)
     # A seat and a spectator see different bodies at the same version: the tag names both.
     tag = f"{loaded.version}-{'spectator' if seat is None else f'seat{seat}'}"
     headers = {"ETag": f'W/"{tag}"', "Vary": "Authorization"}
@@ -219,7 +242,7 @@ def make_move(game_id: str) -> Response:
 def list_events(game_id: str) -> Response:
     gid = game_id_of(game_id)
     query = EVENTS_QUERY.load(request.args.to_dict())
-    loaded = load(gid)
+    loaded = read(gid, query["after"], *seen_versions(query))
     seat = auth.optional_seat(games(), gid)
     events = games().visible_events(loaded, Viewer(seat), query["after"], query["limit"])
     more = bool(events) and events[-1]["version"] < loaded.version
@@ -235,7 +258,7 @@ def list_events(game_id: str) -> Response:
 @api.get("/games/<game_id>/scores")
 def scores(game_id: str) -> Response:
     gid = game_id_of(game_id)
-    loaded = load(gid)
+    loaded = read(gid, *seen_versions(READ_QUERY.load(request.args.to_dict())))
     sheet = loaded.adapter.game.score_sheet(loaded.state)
     body = {"game_id": gid, "version": loaded.version, **sheet}
     return json_response(loaded.adapter.score_sheet.dump(body))
@@ -250,7 +273,7 @@ def state_at(game_id: str) -> Response:
     the game goes on; once it is over, everything of every past state is public."""
     gid = game_id_of(game_id)
     query = STATE_QUERY.load(request.args.to_dict())
-    loaded = load(gid)
+    loaded = read(gid, query.get("version", 0), *seen_versions(query))
     seat = auth.optional_seat(games(), gid)
     version = query.get("version", loaded.version)
     if version > loaded.version:
@@ -272,12 +295,12 @@ def export(game_id: str) -> Response:
     """The whole game as JSON Lines, as recorded: everything once it is over, redacted for the
     caller before (``cardroom audit`` verifies an export offline)."""
     gid = game_id_of(game_id)
-    loaded = load(gid)
+    loaded = read(gid, *seen_versions(READ_QUERY.load(request.args.to_dict())))
     seat = auth.optional_seat(games(), gid)
     game, viewer = loaded.adapter.game, Viewer(seat)
     over = game.is_over(loaded.state)
     lines = []
-    for record in games().store.load_records(gid, 0, loaded.version):
+    for record in games().records(gid, 0, loaded.version, loaded.version):
         data = game.visible_event(loaded.state, record.event, viewer).data
         line = export_line(gid, record, data, record.hash if over else None)
         lines.append(json.dumps(EXPORT_LINE.dump(line)) + "\n")
@@ -305,7 +328,7 @@ def audit_game(game_id: str) -> Response:
     picks, with the provenance of every point. The same report as ``cardroom audit``."""
     gid = game_id_of(game_id)
     try:
-        records = games().store.load_records(gid, 0, MAX_EVENTS)
+        records = games().finished_records(gid, MAX_EVENTS)
     except GameNotFound:
         raise _no_game(gid) from None
     if not records or records[-1].type != GAME_ENDED:

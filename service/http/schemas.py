@@ -82,7 +82,26 @@ class ListGamesQuery(Strict):
     order = fields.String(load_default="oldest", validate=validate.OneOf(["oldest", "newest"]))
 
 
-class EventsQuery(Strict):
+MIN_VERSION_HELP = (
+    "The game's version you have already seen (a view's or page's `version`): the answer is"
+    " never older than that. Reads may be served by a read replica that lags the primary by"
+    " milliseconds; with this the service asks the primary when the replica has not caught up."
+)
+
+
+def min_version_field() -> fields.Integer:
+    return fields.Integer(
+        validate=validate.Range(min=0, max=2**31 - 1), metadata={"description": MIN_VERSION_HELP}
+    )
+
+
+class ReadQuery(Strict):
+    """A read a replica may serve (GET /games/{id}/export, /scores): only ``min_version``."""
+
+    min_version = min_version_field()
+
+
+class EventsQuery(ReadQuery):
     after = fields.Integer(load_default=0, validate=validate.Range(min=0, max=2**31 - 1))
     limit = fields.Integer(load_default=100, validate=validate.Range(min=1, max=500))
 
@@ -154,14 +173,14 @@ class AuditReport(Schema):
     provenance = fields.List(fields.Dict(keys=fields.String()), allow_none=True)
 
 
-class StateQuery(Strict):
+class StateQuery(ReadQuery):
     version = fields.Integer(validate=validate.Range(min=1, max=2**31 - 1))
 
 
 LONG_POLL_MAX_SECONDS = 30.0  # a long poll holds a server thread: keep it short
 
 
-class GameQuery(Strict):
+class GameQuery(ReadQuery):
     """GET /games/{id}: a long poll with ``wait_after`` (a version) and ``wait_seconds``
     (ignored without ``wait_after``: generated clients send it whenever they can)."""
 
