@@ -14,7 +14,6 @@ from service.http.problems import Problem
 from service.http.schemas import (
     LONG_POLL_MAX_SECONDS,
     AuditReport,
-    ReadQuery,
     CreateGameRequest,
     EventPage,
     EventsQuery,
@@ -24,6 +23,7 @@ from service.http.schemas import (
     Health,
     JoinRequest,
     ListGamesQuery,
+    ReadQuery,
     SeatGranted,
     StateQuery,
 )
