@@ -157,7 +157,9 @@ def note_reachable(pool: ConnectionPool) -> None:
     _unreachable.pop(pool, None)
 
 
-def make_pool(url: str, *, min_size: int = 1, max_size: int | None = None) -> ConnectionPool:
+def make_pool(
+    url: str, *, min_size: int = 1, max_size: int | None = None, timeout: float | None = None
+) -> ConnectionPool:
     """An open connection pool for ``url``.
 
     Small minimum: each gunicorn worker has its own pool, and PostgreSQL's default limit is 100
@@ -169,7 +171,7 @@ def make_pool(url: str, *, min_size: int = 1, max_size: int | None = None) -> Co
         url,
         min_size=min(min_size, max_size),
         max_size=max_size,
-        timeout=float(os.environ.get("CARDROOM_POOL_TIMEOUT", "5")),
+        timeout=timeout or float(os.environ.get("CARDROOM_POOL_TIMEOUT", "5")),
         # autocommit: reads need no BEGIN/COMMIT round trips; the store's writes open explicit
         # transactions.
         # connect_timeout: a server that does not answer (a dropped network) fails a connection

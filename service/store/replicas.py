@@ -19,6 +19,7 @@ from service.store import db
 from service.store.events import EventStore
 
 SETTING = "DATABASE_REPLICA_URL"
+WAIT_SECONDS = 0.5  # the longest wait for a standby's connection before reading on the primary
 
 
 def replica_urls() -> list[str]:
@@ -38,7 +39,11 @@ class Replicas:
     @classmethod
     def from_urls(cls, urls: Sequence[str]) -> Replicas:
         # min_size 0: a standby that is down when a worker starts must not stop it starting.
-        return cls([EventStore(db.make_pool(url, min_size=0)) for url in urls])
+        # A short wait for a connection: a standby that is down or busy is skipped for the
+        # primary rather than waited for.
+        return cls(
+            [EventStore(db.make_pool(url, min_size=0, timeout=WAIT_SECONDS)) for url in urls]
+        )
 
     def __bool__(self) -> bool:
         return bool(self.stores)
