@@ -40,6 +40,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+import psutil
+
 from bench.load import PLAYERS, Options, Result, Run, Server, _fault_due, run_load
 from bench.pg_cluster import Cluster, free_port
 
@@ -75,6 +77,11 @@ class Phase:
     finished: int = 0
     audited: int = 0
     acked_lost: int = 0
+    acked_before_kill: int | None = None
+    # CPU seconds per acknowledged pick (all processes of each, incl. reaped ones)
+    primary_cpu_ms_per_pick: float | None = None
+    standby_cpu_ms_per_pick: float | None = None
+    hosts_cpu_ms_per_pick: float | None = None
     promote_seconds: float | None = None
     serving_again_seconds: float | None = None  # from the kill to the first acknowledged pick
     problems: list[str] = field(default_factory=list)
@@ -89,6 +96,23 @@ def percentile(values: list[float], share: float) -> float | None:
 
 def ms(value: float | None) -> float | None:
     return None if value is None else round(value * 1000, 2)
+
+
+def tree_cpu(process: psutil.Process | None) -> float:
+    """CPU seconds of ``process`` and its processes, the ones still running and the ones it
+    has reaped: a count that machine noise does not move much (unlike a wall time)."""
+    if process is None:
+        return 0.0
+    try:
+        times = process.cpu_times()
+        total = times.user + times.system + times.children_user + times.children_system
+        for child in process.children(recursive=True):
+            with contextlib.suppress(psutil.NoSuchProcess):
+                child_times = child.cpu_times()
+                total += child_times.user + child_times.system
+        return total
+    except psutil.NoSuchProcess:
+        return 0.0
 
 
 # --- hosts ---------------------------------------------------------------------------------------
@@ -289,11 +313,26 @@ def _play(
         fault.back_at = time.monotonic()
 
     addresses = [(s.host, s.port) for s in servers]
+    processes = [cluster.primary.postmaster(), cluster.standby.postmaster()]
+    hosts = [psutil.Process(s.process.pid) for s in servers if s.process is not None]
+    before = [tree_cpu(p) for p in processes] + [sum(map(tree_cpu, hosts))]
     with Sampler(addresses, cluster, options.readers) as sampler:
         result = run_load(
-            "", load, log=log, servers=servers, fault=kill_and_promote if failover else None
+            "",
+            load,
+            log=log,
+            servers=servers,
+            fault=kill_and_promote if failover else None,
+            keep_servers=True,
         )
+        after = [tree_cpu(p) for p in processes] + [sum(map(tree_cpu, hosts))]
     summarise(phase, result, sampler)
+    if not failover and phase.picks:
+        per_pick = [
+            round((b - a) * 1000 / phase.picks, 3) for a, b in zip(before, after, strict=True)
+        ]
+        phase.primary_cpu_ms_per_pick, phase.standby_cpu_ms_per_pick = per_pick[:2]
+        phase.hosts_cpu_ms_per_pick = per_pick[2]
     return phase
 
 
@@ -313,6 +352,8 @@ def summarise(phase: Phase, result: Result, sampler: Sampler) -> None:
     phase.acked_lost = acked - result.acked_found
     phase.problems = result.problems[:20]
     fault = result.fault
+    if fault is not None and fault.at:
+        phase.acked_before_kill = fault.acked_before
     if fault is not None and fault.back_at and fault.first_pick_after is not None:
         phase.serving_again_seconds = round(fault.back_at - fault.at + fault.first_pick_after, 3)
 
@@ -342,9 +383,15 @@ class Drill:
                 f" games finished {p.finished}/{p.games}, audited {p.audited}/{p.games};"
                 f" acknowledged picks lost {p.acked_lost}"
             )
+            if p.primary_cpu_ms_per_pick is not None:
+                line += (
+                    f"; CPU per pick: primary {p.primary_cpu_ms_per_pick} ms, standby"
+                    f" {p.standby_cpu_ms_per_pick} ms, hosts {p.hosts_cpu_ms_per_pick} ms"
+                )
             if p.promote_seconds is not None:
                 line += (
-                    f"; promote {p.promote_seconds:.2f} s, first pick acknowledged"
+                    f"; killed after {p.acked_before_kill} acknowledged picks;"
+                    f" promote {p.promote_seconds:.2f} s, first pick acknowledged"
                     f" {p.serving_again_seconds} s after the kill"
                 )
             lines.append(line)

@@ -696,9 +696,11 @@ def run_load(
     *,
     servers: list[Server] | None = None,
     fault: Callable[[Run], None] | None = None,
+    keep_servers: bool = False,
 ) -> Result:
     """A run against one new server on ``url``, or against ``servers`` (several hosts, started
-    here if not yet); ``fault``, if given, runs beside the players (see ``_fault_due``)."""
+    here if not yet; stopped at the end unless ``keep_servers``); ``fault``, if given, runs
+    beside the players (see ``_fault_due``)."""
     if options.db_outage and database is None:
         raise ValueError("a database outage needs the private database (no --url)")
     log = log or Path(tempfile.mkstemp(prefix="cardroom-load-", suffix=".log")[1])
@@ -747,7 +749,7 @@ def run_load(
             audits += audited
         checker.close()
     finally:
-        for each in servers:
+        for each in servers if not keep_servers else ():
             each.stop()
     if run.stats.server_errors:
         run.problems += run.stats.server_errors[:20]
