@@ -66,7 +66,8 @@ class DrillOptions:
 class Phase:
     name: str
     seconds: float = 0.0
-    picks: int = 0
+    picks: int = 0  # acknowledged (a 2xx)
+    picks_logged: int = 0  # card_picked events (a pick whose answer was lost is logged too)
     picks_per_second: float = 0.0
     reads: int = 0
     read_p50_ms: float | None = None
@@ -340,6 +341,7 @@ def summarise(phase: Phase, result: Result, sampler: Sampler) -> None:
     acked = len(result.stats.acked)
     phase.seconds = round(result.duration, 2)
     phase.picks = acked
+    phase.picks_logged = result.picks_found
     phase.picks_per_second = round(acked / result.duration, 1) if result.duration else 0.0
     phase.reads = len(sampler.latencies)
     phase.read_p50_ms = ms(percentile(sampler.latencies, 0.5))
