@@ -42,7 +42,7 @@ from typing import Any
 
 import psutil
 
-from bench.load import PLAYERS, Options, Result, Run, Server, _fault_due, run_load
+from bench.load import PLAYERS, Options, Result, Run, Server, _fault_due, _get, run_load
 from bench.pg_cluster import Cluster, free_port
 
 
@@ -85,6 +85,7 @@ class Phase:
     hosts_cpu_ms_per_pick: float | None = None
     promote_seconds: float | None = None
     serving_again_seconds: float | None = None  # from the kill to the first acknowledged pick
+    healthy_seconds: float | None = None  # from the promotion to /healthz 200 on every host
     problems: list[str] = field(default_factory=list)
 
 
@@ -312,6 +313,9 @@ def _play(
             return
         phase.promote_seconds = cluster.failover()
         fault.back_at = time.monotonic()
+        phase.healthy_seconds = all_healthy(addresses, until=fault.back_at + 30)
+        if phase.healthy_seconds is not None:
+            phase.healthy_seconds = round(phase.healthy_seconds - fault.back_at, 3)
 
     addresses = [(s.host, s.port) for s in servers]
     processes = [cluster.primary.postmaster(), cluster.standby.postmaster()]
@@ -335,6 +339,19 @@ def _play(
         phase.primary_cpu_ms_per_pick, phase.standby_cpu_ms_per_pick = per_pick[:2]
         phase.hosts_cpu_ms_per_pick = per_pick[2]
     return phase
+
+
+def all_healthy(addresses: list[tuple[str, int]], until: float) -> float | None:
+    """When (monotonic) every host answered /healthz 200, polling every 20 ms; None if not by
+    ``until``."""
+    waiting = set(addresses)
+    while waiting and time.monotonic() < until:
+        for host, port in sorted(waiting):
+            with contextlib.suppress(OSError, http.client.HTTPException):
+                if _get(port, "/healthz", 1.0, host)[0] == 200:
+                    waiting.discard((host, port))
+        time.sleep(0.02)
+    return None if waiting else time.monotonic()
 
 
 def summarise(phase: Phase, result: Result, sampler: Sampler) -> None:
@@ -393,7 +410,8 @@ class Drill:
             if p.promote_seconds is not None:
                 line += (
                     f"; killed after {p.acked_before_kill} acknowledged picks;"
-                    f" promote {p.promote_seconds:.2f} s, first pick acknowledged"
+                    f" promote {p.promote_seconds:.2f} s; /healthz 200 on every host"
+                    f" {p.healthy_seconds} s after it; first pick acknowledged"
                     f" {p.serving_again_seconds} s after the kill"
                 )
             lines.append(line)
