@@ -155,3 +155,13 @@ def test_a_standby_that_cannot_be_reached_is_skipped(cluster: Cluster) -> None:
         expect_status(client.get("/games"), 200)
         expect_status(client.get(f"/games/{view['id']}/events"), 200)
         assert time.monotonic() - began < 5
+
+
+@pytest.mark.parametrize(
+    "tags", ['W/""', '"Rpy)>", W/""', 'W/"\u00b2-spectator"', '"99999999999-x"']
+)
+def test_if_none_match_tags_not_of_ours_are_not_versions(writer: ApiClient, tags: str) -> None:
+    view = writer.create_game(2)
+    response = writer.get(f"/games/{view['id']}", headers={"If-None-Match": tags})
+    expect_status(response, 200)
+    assert response.json()["version"] == view["version"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 from uuid import UUID
 
@@ -109,14 +110,17 @@ def read(game_id: UUID, *seen: int) -> Loaded:
         raise _no_game(game_id) from None
 
 
+_OUR_TAG = re.compile(r"([0-9]{1,10})-", re.ASCII)  # of get_game's tags: the version, then who
+
+
 def seen_versions(query: dict[str, Any]) -> list[int]:
     """The versions the client says it has seen: ``min_version``, and the version of each
     ``If-None-Match`` tag of ours (``W/"<version>-<viewer>"``)."""
     seen = [query.get("min_version", 0)]
     for tag in request.if_none_match.as_set(include_weak=True):
-        version = tag.partition("-")[0]
-        if version.isdigit() and len(version) < 11:
-            seen.append(int(version))
+        match = _OUR_TAG.match(tag or "")  # werkzeug gives None for an empty tag
+        if match:
+            seen.append(int(match.group(1)))
     return seen
 
 
