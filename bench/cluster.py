@@ -381,6 +381,7 @@ def summarise(phase: Phase, result: Result, sampler: Sampler) -> None:
 class Drill:
     options: DrillOptions
     network: str = ""
+    made: list[str] = field(default_factory=list)  # its namespaces and folder (all removed)
     phases: list[Phase] = field(default_factory=list)
 
     @property
@@ -430,6 +431,7 @@ def drill(options: DrillOptions, log: Path | None = None) -> Drill:
         cluster = Cluster(
             sync_commit=options.sync_commit, listen=network.database_listen, fsync=options.fsync
         )
+        result.made = [*network.namespaces, str(cluster.root)]
         with cluster:
             if options.compare:
                 for name, replica in (("reads on primary", False), ("reads on standby", True)):

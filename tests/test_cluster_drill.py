@@ -18,12 +18,7 @@ def namespaces() -> set[str]:
     return {line.split()[0] for line in listed.stdout.splitlines() if line.strip()}
 
 
-def cluster_folders() -> set[Path]:
-    return set(Path("/tmp").glob("cardroom-cluster-*/"))
-
-
 def test_failover_loses_no_acknowledged_pick(tmp_path: Path) -> None:
-    before = namespaces(), cluster_folders()
     options = DrillOptions(
         hosts=2, games=3, workers=1, threads=8, readers=2, compare=False, deadline=45, fsync=False
     )
@@ -42,4 +37,6 @@ def test_failover_loses_no_acknowledged_pick(tmp_path: Path) -> None:
     assert phase.acked_before_kill and 0 < phase.acked_before_kill < phase.picks
     assert phase.promote_seconds is not None and phase.serving_again_seconds is not None
     assert phase.reads > 0 and phase.lag_p50_ms is not None
-    assert (namespaces(), cluster_folders()) == before  # nothing left behind
+    # Nothing left behind: its namespaces (if the machine allows them) and its folder.
+    assert result.made and not Path(result.made[-1]).exists()
+    assert not set(result.made[:-1]) & namespaces()
