@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import http.client
 import json
 import os
@@ -41,7 +42,7 @@ import threading
 import time
 import uuid
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -96,7 +97,7 @@ class Stats:
 
 @dataclass
 class Fault:
-    kind: str  # "crash" or "db_outage"
+    kind: str  # "crash", "db_outage", or "failover" (bench/cluster.py)
     at: float = 0.0  # monotonic time of the fault
     acked_before: int = 0
     back_at: float = 0.0  # server restarted / database started again
@@ -147,7 +148,7 @@ class Result:
                 f" {_s(f.first_pick_after)} after the restart; all {f.acked_before} picks"
                 f" acknowledged before the kill are in the log"
             )
-        elif f is not None:
+        elif f is not None and f.kind == "db_outage":
             lat = sorted(f.down_latencies)
             worst = f"{lat[-1] * 1000:.0f} ms" if lat else "n/a"
             median = f"{lat[len(lat) // 2] * 1000:.0f} ms" if lat else "n/a"
@@ -180,15 +181,28 @@ def free_port() -> int:
 
 class Server:
     """``cardroom serve`` in its own process group (a SIGKILL to the group kills master and
-    workers alike), its log in a file."""
+    workers alike), its log in a file. ``host``: the address it listens on; ``prefix``: a
+    command it runs under (``ip netns exec NS``: another host); ``env``: more settings."""
 
-    def __init__(self, url: str, port: int, workers: int, threads: int, log: Path) -> None:
+    def __init__(
+        self,
+        url: str,
+        port: int,
+        workers: int,
+        threads: int,
+        log: Path,
+        *,
+        host: str = "127.0.0.1",
+        prefix: tuple[str, ...] = (),
+        env: dict[str, str] | None = None,
+    ) -> None:
         self.url, self.port, self.workers, self.threads, self.log = url, port, workers, threads, log
+        self.host, self.prefix, self.env = host, prefix, env or {}
         self.process: subprocess.Popen[bytes] | None = None
 
     @property
     def base(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        return f"http://{self.host}:{self.port}"
 
     def start(self, timeout: float = 60.0) -> float:
         """Start and wait until /healthz answers 200; the seconds it took."""
@@ -202,8 +216,10 @@ class Server:
             # Every client long-polls from 127.0.0.1: one address, far past the cap of open
             # streams and long polls per address (service/http/connections.py).
             "CARDROOM_STREAMS_PER_ADDRESS": "0",
+            **self.env,
         }
-        command = [sys.executable, "-m", "service.cli.main", "serve", "--port", str(self.port)]
+        command = [*self.prefix, sys.executable, "-m", "service.cli.main", "serve"]
+        command += ["--host", self.host, "--port", str(self.port)]
         command += ["--workers", str(self.workers), "--threads", str(self.threads)]
         command += ["--no-access-log"]
         with self.log.open("ab") as log:
@@ -214,7 +230,7 @@ class Server:
             if self.process.poll() is not None:
                 raise RuntimeError(f"the server exited ({self.process.returncode}):\n{self.tail()}")
             with contextlib.suppress(OSError, http.client.HTTPException):
-                if _get(self.port, "/healthz", 1.0)[0] == 200:
+                if _get(self.port, "/healthz", 1.0, self.host)[0] == 200:
                     return time.monotonic() - started
             time.sleep(0.05)
         self.kill()
@@ -245,8 +261,8 @@ class Server:
             return ""
 
 
-def _get(port: int, path: str, timeout: float) -> Answer:
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+def _get(port: int, path: str, timeout: float, host: str = "127.0.0.1") -> Answer:
+    conn = http.client.HTTPConnection(host, port, timeout=timeout)
     try:
         conn.request("GET", path)
         response = conn.getresponse()
@@ -262,8 +278,11 @@ class Client:
     """One player: a lean http.client connection, kept alive, that retries as a careful client
     over a bad network would (same Idempotency-Key every time), within the run's deadline."""
 
-    def __init__(self, run: Run, rng: random.Random) -> None:
+    def __init__(
+        self, run: Run, rng: random.Random, address: tuple[str, int] | None = None
+    ) -> None:
         self.run, self.rng = run, rng
+        self.address = address or run.addresses[0]  # the host this client talks to
         self.conn: http.client.HTTPConnection | None = None
 
     def close(self) -> None:
@@ -273,7 +292,7 @@ class Client:
 
     def _connection(self, timeout: float) -> http.client.HTTPConnection:
         if self.conn is None:
-            self.conn = http.client.HTTPConnection("127.0.0.1", self.run.port, timeout=timeout)
+            self.conn = http.client.HTTPConnection(*self.address, timeout=timeout)
         self.conn.timeout = timeout
         if self.conn.sock is not None:
             self.conn.sock.settimeout(timeout)
@@ -372,7 +391,7 @@ class Client:
         options = self.run.options
         if roll < options.duplicate_share:
             self.run.stats.add(duplicates=1)
-            twin = Client(self.run, random.Random(self.rng.random()))
+            twin = Client(self.run, random.Random(self.rng.random()), self.address)
             answers: list[Answer | BaseException] = []
 
             def send_twin() -> None:
@@ -406,8 +425,9 @@ class Client:
 
 
 def play_seat(run: Run, game: str, index: int) -> None:
-    """Take a seat in ``game`` and play it to the end."""
-    client = Client(run, random.Random(run.rng_seed * 1000 + index))
+    """Take a seat in ``game`` and play it to the end (on the host ``index`` falls to)."""
+    address = run.addresses[index % len(run.addresses)]
+    client = Client(run, random.Random(run.rng_seed * 1000 + index), address)
     rng = client.rng
     try:
         status, _, body = client.post(f"{game}/players", {"name": f"p{index}"})
@@ -456,8 +476,11 @@ def play_seat(run: Run, game: str, index: int) -> None:
 
 
 class Run:
-    def __init__(self, options: Options, port: int) -> None:
+    def __init__(
+        self, options: Options, port: int, addresses: list[tuple[str, int]] | None = None
+    ) -> None:
         self.options, self.port = options, port
+        self.addresses = addresses or [("127.0.0.1", port)]  # the hosts clients spread over
         self.stats = Stats()
         self.rng_seed = options.seed if options.seed is not None else random.randrange(2**32)
         self.started = time.monotonic()
@@ -507,10 +530,13 @@ class Run:
     ) -> None:
         fault = self.fault
         in_outage = (
-            fault is not None and fault.kind == "db_outage" and fault.at and not fault.back_at
+            fault is not None
+            and fault.kind in ("db_outage", "failover")
+            and fault.at
+            and not fault.back_at
         )
         with self.stats.lock:
-            if status == 503 and fault is not None and fault.kind == "db_outage":
+            if status == 503 and fault is not None and fault.kind in ("db_outage", "failover"):
                 self.stats.unavailable.append(
                     (time.monotonic(), elapsed, headers, body.decode(errors="replace"))
                 )
@@ -538,12 +564,15 @@ def check_game(run: Run, client: Client, game: str) -> tuple[bool, int, int, int
     client chose for their turn, audit ok)."""
     status, _, view = client.call("GET", game)
     over = status == 200 and view["status"] == "over"
+    seen = view["version"] if status == 200 else 0  # reads may be served by a standby
     if not over:
         run.problem(f"{game} is not over: {status} {view and view.get('status')}")
     events: list[dict[str, Any]] = []
     after = 0
     for _ in range(100):
-        status, _, page = client.call("GET", f"{game}/events?after={after}&limit=500")
+        status, _, page = client.call(
+            "GET", f"{game}/events?after={after}&limit=500&min_version={seen}"
+        )
         if status != 200:
             run.problem(f"GET {game}/events: {status}")
             break
@@ -684,14 +713,27 @@ def outage(run: Run, server: Server, database: Database) -> None:
 
 
 def run_load(
-    url: str, options: Options, database: Database | None = None, log: Path | None = None
+    url: str,
+    options: Options,
+    database: Database | None = None,
+    log: Path | None = None,
+    *,
+    servers: list[Server] | None = None,
+    fault: Callable[[Run], None] | None = None,
+    keep_servers: bool = False,
 ) -> Result:
+    """A run against one new server on ``url``, or against ``servers`` (several hosts, started
+    here if not yet; stopped at the end unless ``keep_servers``); ``fault``, if given, runs
+    beside the players (see ``_fault_due``)."""
     if options.db_outage and database is None:
         raise ValueError("a database outage needs the private database (no --url)")
     log = log or Path(tempfile.mkstemp(prefix="cardroom-load-", suffix=".log")[1])
-    server = Server(url, free_port(), options.workers, options.threads, log)
-    server.start()
-    run = Run(options, server.port)
+    servers = servers or [Server(url, free_port(), options.workers, options.threads, log)]
+    server = servers[0]
+    for each in servers:
+        if each.process is None or each.process.poll() is not None:
+            each.start()
+    run = Run(options, server.port, [(each.host, each.port) for each in servers])
     threads: list[threading.Thread] = []
     fault_thread: threading.Thread | None = None
     try:
@@ -701,15 +743,12 @@ def run_load(
             thread = threading.Thread(target=play_seat, args=(run, game, index), daemon=True)
             threads.append(thread)
         if options.crash:
-            fault_thread = threading.Thread(
-                target=crash_and_restart, args=(run, server), daemon=True
-            )
+            fault = functools.partial(crash_and_restart, server=server)
         elif options.db_outage:
             assert database is not None
-            fault_thread = threading.Thread(
-                target=outage, args=(run, server, database), daemon=True
-            )
-        if fault_thread is not None:
+            fault = functools.partial(outage, server=server, database=database)
+        if fault is not None:
+            fault_thread = threading.Thread(target=fault, args=(run,), daemon=True)
             fault_thread.start()
         for thread in threads:
             thread.start()
@@ -735,7 +774,8 @@ def run_load(
             audits += audited
         checker.close()
     finally:
-        server.stop()
+        for each in servers if not keep_servers else ():
+            each.stop()
     if run.stats.server_errors:
         run.problems += run.stats.server_errors[:20]
     if run.fault is not None and run.fault.kind == "db_outage":

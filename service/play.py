@@ -20,6 +20,7 @@ from typing import Any
 from uuid import UUID, uuid4
 
 from domain.decider import (
+    GAME_ENDED,
     SPECTATOR,
     BotSeat,
     CreateGame,
@@ -33,9 +34,17 @@ from service import autoplay, errors, faults
 from service import keys as service_keys
 from service.games.registry import GameAdapter, load_games
 from service.store.deadlines import Deadlines
-from service.store.events import EventStore, VersionConflict
+from service.store.events import (
+    EventStore,
+    GameNotFound,
+    GameRow,
+    StoredEvent,
+    StoreUnavailable,
+    VersionConflict,
+)
 from service.store.receipts import Receipt
 from service.store.recent import Recent
+from service.store.replicas import Replicas
 
 MAX_ATTEMPTS = 20
 CACHE_SIZE = 2048  # games per process whose state, seed and seat tokens are kept
@@ -67,8 +76,14 @@ class GameService:
     reads the events appended since (events never change, so a cached fold stays true), and the
     seeds and seat token hashes of recent games (rows that never change either)."""
 
-    def __init__(self, store: EventStore, keys: service_keys.Keyring | None = None) -> None:
-        self.store = store
+    def __init__(
+        self,
+        store: EventStore,
+        replicas: Replicas | None = None,
+        keys: service_keys.Keyring | None = None,
+    ) -> None:
+        self.store = store  # the primary: every write, and the reads that must be current
+        self.replicas = replicas or Replicas([])  # hot standbys for reads (service/store/replicas)
         self.keys = keys or service_keys.load()
         self._states: Recent[UUID, tuple[str, Any]] = Recent(CACHE_SIZE)
         self._seeds: Recent[UUID, bytes] = Recent(CACHE_SIZE)
@@ -78,16 +93,19 @@ class GameService:
 
     # --- queries ---------------------------------------------------------------------------
 
-    def load(self, game_id: UUID) -> Loaded:
+    def load(self, game_id: UUID, store: EventStore | None = None) -> Loaded:
+        """The game as ``store`` (default: the primary) has it, or as this process last saw it
+        if that is later (a cached state only moves forward)."""
+        store = store or self.store
         cached = self._states.get(game_id)
         if cached is None:
-            name, events = self.store.load(game_id)
+            name, events = store.load(game_id)
             adapter = adapter_for(name)
             state = adapter.game.initial_state()
         else:
             name, state = cached
             adapter = adapter_for(name)
-            events = self.store.events_after(game_id, state.version)
+            events = store.events_after(game_id, state.version)
         evolve = adapter.game.evolve
         for event in events:
             state = evolve(state, event)
@@ -100,7 +118,7 @@ class GameService:
             return loaded.state
         game = loaded.adapter.game
         past = game.initial_state()
-        for record in self.store.load_records(loaded.id, 0, version):
+        for record in self.records(loaded.id, 0, version, version):
             past = game.evolve(past, record.event)
         return past
 
@@ -109,7 +127,8 @@ class GameService:
     ) -> list[dict[str, Any]]:
         """Up to ``limit`` events after version ``after``, each as ``viewer`` may read it. Events
         past ``loaded`` are left out: the redaction rule judges by that state, so load first."""
-        return self.visible(loaded, self.store.load_records(loaded.id, after, limit), viewer)
+        records = self.records(loaded.id, after, limit, loaded.version)
+        return self.visible(loaded, records, viewer)
 
     @staticmethod
     def visible(loaded: Loaded, records: Iterable[Any], viewer: Viewer) -> list[dict[str, Any]]:
@@ -127,6 +146,58 @@ class GameService:
             for r in records
             if r.version <= loaded.version
         ]
+
+    # --- reads a standby may serve (each falls back to the primary) -------------------------
+
+    def read(self, game_id: UUID, at_least: int = 0) -> Loaded:
+        """The game for a read that a standby may serve, at version ``at_least`` or later (what
+        the client has seen: it must never get an older state). From the first standby that
+        has replayed that far, else from the primary. A game a standby does not know (yet) is
+        looked for on the primary too: it may have been created a moment ago."""
+        for replica in self.replicas.in_turn():
+            try:
+                loaded = self.load(game_id, replica)
+            except (GameNotFound, StoreUnavailable):
+                continue
+            if loaded.version >= at_least:
+                return loaded
+        return self.load(game_id)
+
+    def records(self, game_id: UUID, after: int, limit: int, upto: int) -> list[StoredEvent]:
+        """Up to ``limit`` recorded events after version ``after``, reaching version ``upto``
+        if the page is long enough: from a standby that has them, else from the primary."""
+        want = min(upto, after + limit)
+        for replica in self.replicas.in_turn():
+            try:
+                rows = replica.load_records(game_id, after, limit)
+            except (GameNotFound, StoreUnavailable):
+                continue
+            if (rows[-1].version if rows else after) >= want:
+                return rows
+        return self.store.load_records(game_id, after, limit)
+
+    def finished_records(self, game_id: UUID, limit: int) -> list[StoredEvent]:
+        """Every recorded event of a game, from a standby if it has the game's end already
+        (nothing follows it), else from the primary (which says whether it is over)."""
+        for replica in self.replicas.in_turn():
+            try:
+                rows = replica.load_records(game_id, 0, limit)
+            except (GameNotFound, StoreUnavailable):
+                continue
+            if rows and rows[-1].type == GAME_ENDED:
+                return rows
+        return self.store.load_records(game_id, 0, limit)
+
+    def lobby(self, **query: Any) -> list[GameRow]:
+        """The lobby (``EventStore.list_games``), from a standby when one answers: a list of
+        many games has no version to wait for, so it may lag the primary by the replication
+        lag (milliseconds)."""
+        for replica in self.replicas.in_turn():
+            try:
+                return replica.list_games(**query)
+            except StoreUnavailable:
+                continue
+        return self.store.list_games(**query)
 
     def _remember(self, game_id: UUID, name: str, state: Any) -> None:
         known = self._states.get(game_id)

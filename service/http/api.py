@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 from uuid import UUID
 
@@ -30,6 +31,7 @@ from service.http.schemas import (
     JoinRequest,
     Jwks,
     ListGamesQuery,
+    ReadQuery,
     Receipt,
     SeatGranted,
     StateQuery,
@@ -58,6 +60,7 @@ RECEIPT = Receipt()
 AUDIT_REQUEST = AuditRequest()
 JWKS = Jwks()
 RECEIPT_HEADER = "Cardroom-Receipt"
+READ_QUERY = ReadQuery()
 
 
 def games() -> GameService:
@@ -116,6 +119,29 @@ def load(game_id: UUID) -> Loaded:
         return games().load(game_id)
     except GameNotFound:
         raise _no_game(game_id) from None
+
+
+def read(game_id: UUID, *seen: int) -> Loaded:
+    """The game for a read a replica may serve: never older than any version in ``seen``, nor
+    than ``min_version`` or an ``If-None-Match`` tag the client sent (service/play.py)."""
+    try:
+        return games().read(game_id, max(seen, default=0))
+    except GameNotFound:
+        raise _no_game(game_id) from None
+
+
+_OUR_TAG = re.compile(r"([0-9]{1,10})-", re.ASCII)  # of get_game's tags: the version, then who
+
+
+def seen_versions(query: dict[str, Any]) -> list[int]:
+    """The versions the client says it has seen: ``min_version``, and the version of each
+    ``If-None-Match`` tag of ours (``W/"<version>-<viewer>"``)."""
+    seen = [query.get("min_version", 0)]
+    for tag in request.if_none_match.as_set(include_weak=True):
+        match = _OUR_TAG.match(tag or "")  # werkzeug gives None for an empty tag
+        if match:
+            seen.append(int(match.group(1)))
+    return seen
 
 
 def view_body(loaded: Loaded, seat: int | None, past: bool = False) -> dict[str, Any]:
@@ -335,7 +361,7 @@ def list_games() -> Response:
                 400, "invalid_cursor", "'after' must be the 'next' value of a previous page"
             ) from None
     limit = query["limit"]
-    rows = games().store.list_games(
+    rows = games().lobby(
         status=query.get("status"),
         game=query.get("game"),
         limit=limit + 1,
@@ -428,15 +454,17 @@ def get_game(game_id: str) -> Response:
     """
     gid = game_id_of(game_id)
     query = GAME_QUERY.load(request.args.to_dict())
-    loaded = load(gid)
+    after = query.get("wait_after")
+    loaded = read(gid, *seen_versions(query), after or 0)
     seat = auth.optional_seat(games(), gid)
-    if "wait_after" in query and loaded.version <= query["wait_after"]:  # a long poll waits
+    if after is not None and loaded.version <= after:  # a long poll waits
+        # once woken, the answer must be past ``after`` (a standby may not have it yet)
         seconds = query.get("wait_seconds", LONG_POLL_MAX_SECONDS)
         release = open_streams().admit(request.remote_addr or "")
         try:
             gone = Hangup(request.environ.get("gunicorn.socket"))
-            after = query["wait_after"]
-            loaded = live.wait_past(hub(), gid, after, seconds, lambda: load(gid), loaded, gone)
+            reload = lambda: read(gid, after + 1)  # noqa: E731
+            loaded = live.wait_past(hub(), gid, after, seconds, reload, loaded, gone)
         finally:
             release()
     # A seat and a spectator see different bodies at the same version: the tag names both.
@@ -833,7 +861,7 @@ def list_events(game_id: str) -> Response:
     """
     gid = game_id_of(game_id)
     query = EVENTS_QUERY.load(request.args.to_dict())
-    loaded = load(gid)
+    loaded = read(gid, query["after"], *seen_versions(query))
     seat = auth.optional_seat(games(), gid)
     events = games().visible_events(loaded, Viewer(seat), query["after"], query["limit"])
     more = bool(events) and events[-1]["version"] < loaded.version
@@ -856,6 +884,8 @@ def scores(game_id: str) -> Response:
       operationId: getScores
       parameters:
       - GameId
+      - in: query
+        schema: ReadQuery
       summary: The score sheet
       description: |
         For every scored round and seat, the points per category with the counts behind them
@@ -869,12 +899,17 @@ def scores(game_id: str) -> Response:
           content:
             application/json:
               schema: {$ref: '#/components/schemas/ScoreSheet'}
+        '400':
+          description: '`invalid_request`: an unknown query parameter, or one out of range.'
+          content:
+            application/problem+json:
+              schema: {$ref: '#/components/schemas/QueryBadRequest'}
         '404': GameNotFound
         '500': InternalError
         '503': DatabaseUnavailable
     """
     gid = game_id_of(game_id)
-    loaded = load(gid)
+    loaded = read(gid, *seen_versions(READ_QUERY.load(request.args.to_dict())))
     sheet = loaded.adapter.game.score_sheet(loaded.state)
     body = {"game_id": gid, "version": loaded.version, **sheet}
     return json_response(loaded.adapter.score_sheet.dump(body))
@@ -929,7 +964,7 @@ def state_at(game_id: str) -> Response:
     """
     gid = game_id_of(game_id)
     query = STATE_QUERY.load(request.args.to_dict())
-    loaded = load(gid)
+    loaded = read(gid, query.get("version", 0), *seen_versions(query))
     seat = auth.optional_seat(games(), gid)
     version = query.get("version", loaded.version)
     if version > loaded.version:
@@ -958,6 +993,8 @@ def export(game_id: str) -> Response:
       operationId: exportGame
       parameters:
       - GameId
+      - in: query
+        schema: ReadQuery
       summary: The whole game as JSON Lines
       description: |
         Every event of the game, one JSON object per line, in version order, as recorded
@@ -982,6 +1019,11 @@ def export(game_id: str) -> Response:
                 type: string
           content:
             application/x-ndjson: {}
+        '400':
+          description: '`invalid_request`: an unknown query parameter, or one out of range.'
+          content:
+            application/problem+json:
+              schema: {$ref: '#/components/schemas/QueryBadRequest'}
         '401': BadToken
         '403': OtherGameToken
         '404': GameNotFound
@@ -989,12 +1031,12 @@ def export(game_id: str) -> Response:
         '503': DatabaseUnavailable
     """
     gid = game_id_of(game_id)
-    loaded = load(gid)
+    loaded = read(gid, *seen_versions(READ_QUERY.load(request.args.to_dict())))
     seat = auth.optional_seat(games(), gid)
     game, viewer = loaded.adapter.game, Viewer(seat)
     over = game.is_over(loaded.state)
     lines = []
-    records = games().store.load_records(gid, 0, loaded.version)
+    records = games().records(gid, 0, loaded.version, loaded.version)
     for record in records:
         data = game.visible_event(loaded.state, record.event, viewer).data
         line = export_line(gid, record, data, record.hash if over else None)
@@ -1127,7 +1169,7 @@ def audit_with_receipts(game_id: str) -> Response:
 
 def _audit(gid: UUID, receipts_given: list[Any]) -> Response:
     try:
-        records = games().store.load_records(gid, 0, MAX_EVENTS)
+        records = games().finished_records(gid, MAX_EVENTS)
     except GameNotFound:
         raise _no_game(gid) from None
     if not records or records[-1].type != GAME_ENDED:

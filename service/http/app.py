@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import atexit
 import os
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ from service.http.web_page import web
 from service.live import clock
 from service.live import hub as live
 from service.play import GameService
+from service.store import replicas
 from service.store.events import EventStore, db
 
 OPENAPI_PATH = Path(__file__).resolve().parents[2] / "openapi.yaml"
@@ -30,9 +32,11 @@ def create_app(
     *,
     pool: ConnectionPool | None = None,
     config: dict[str, Any] | None = None,
+    replica_urls: Sequence[str] | None = None,
 ) -> Flask:
     """The app, on ``pool`` if given, else on a new pool to ``database_url`` (default: the
-    resolved database, see service.store.db). The schema must already be migrated."""
+    resolved database, see service.store.db). The schema must already be migrated. Reads may go
+    to the hot standbys ``replica_urls`` (default: ``DATABASE_REPLICA_URL``)."""
     app = Flask(__name__, static_folder=None)  # the page's files: service/http/web_page.py
     app.config.update(
         MAX_CONTENT_LENGTH=MAX_BODY_BYTES,
@@ -48,7 +52,11 @@ def create_app(
         pool = db.make_pool(database_url or db.database_url())
         atexit.register(pool.close)
     load_games()  # every game package registers itself now, not in a request's thread
-    games = app.extensions["cardroom"] = GameService(EventStore(pool))
+    standbys = replicas.Replicas.from_urls(
+        replicas.replica_urls() if replica_urls is None else replica_urls
+    )
+    atexit.register(standbys.close)
+    games = app.extensions["cardroom"] = GameService(EventStore(pool), standbys)
     sweeper = app.extensions["cardroom_clock"] = clock.Sweeper(
         games, app.config["CARDROOM_CLOCK_INTERVAL"] or clock.DEFAULT_INTERVAL
     )

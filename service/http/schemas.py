@@ -164,7 +164,30 @@ class ListGamesQuery(Strict):
     )
 
 
-class EventsQuery(Strict):
+MIN_VERSION_HELP = (
+    "The game's `version` you have already seen (of a view, an event page, a state). The answer"
+    " is never older than that. Reads may be served by a read replica (a hot standby that"
+    " replays the primary's log milliseconds later); with this parameter the service answers"
+    " from the primary whenever the replica has not caught up. `wait_after`, the version in"
+    " `If-None-Match`, `after` (`/events`) and `version` (`/state`) count as seen versions too."
+    " Without any of them, a read may lag your own last write by the replication lag when the"
+    " service runs with replicas."
+)
+
+
+def min_version_field() -> fields.Integer:
+    return fields.Integer(
+        validate=validate.Range(min=0, max=MAX_VERSION), metadata={"description": MIN_VERSION_HELP}
+    )
+
+
+class ReadQuery(Strict):
+    """A read a replica may serve (GET /games/{id}/export, /scores): only ``min_version``."""
+
+    min_version = min_version_field()
+
+
+class EventsQuery(ReadQuery):
     """GET /games/{id}/events's query string."""
 
     after = fields.Integer(
@@ -434,7 +457,7 @@ class Jwks(Schema):
     )
 
 
-class StateQuery(Strict):
+class StateQuery(ReadQuery):
     """GET /games/{id}/state's query string."""
 
     version = fields.Integer(
@@ -446,7 +469,7 @@ class StateQuery(Strict):
 LONG_POLL_MAX_SECONDS = 30.0  # a long poll holds a server thread: keep it short
 
 
-class GameQuery(Strict):
+class GameQuery(ReadQuery):
     """GET /games/{id}: a long poll with ``wait_after`` (a version) and ``wait_seconds``
     (ignored without ``wait_after``: generated clients send it whenever they can)."""
 

@@ -185,7 +185,9 @@ def session_options(**overrides: int) -> str:
     return " ".join(f"-c {name}={ms}" for name, ms in settings.items())
 
 
-def make_pool(url: str, *, min_size: int = 1, max_size: int | None = None) -> ConnectionPool:
+def make_pool(
+    url: str, *, min_size: int = 1, max_size: int | None = None, timeout: float | None = None
+) -> ConnectionPool:
     """An open connection pool for ``url``.
 
     Small minimum: each gunicorn worker has its own pool, and PostgreSQL's default limit is 100
@@ -197,7 +199,7 @@ def make_pool(url: str, *, min_size: int = 1, max_size: int | None = None) -> Co
         url,
         min_size=min(min_size, max_size),
         max_size=max_size,
-        timeout=float(os.environ.get("CARDROOM_POOL_TIMEOUT", "5")),
+        timeout=timeout or float(os.environ.get("CARDROOM_POOL_TIMEOUT", "5")),
         # autocommit: reads need no BEGIN/COMMIT round trips; the store's writes open explicit
         # transactions.
         # connect_timeout: a server that does not answer (a dropped network) fails a connection

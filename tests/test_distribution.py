@@ -1,0 +1,90 @@
+"""The path to a distributed PostgreSQL (Citus), checked against the real schema (docs/scaling.md,
+"Past one primary"): every game table is distributed by its game's id, so every primary key,
+unique constraint, unique index and foreign key of it must include that column (Citus enforces
+uniqueness per shard only). What does not is listed here with its reason, and in the note."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import psycopg
+
+NOTE = Path(__file__).resolve().parents[1] / "docs" / "scaling.md"
+
+# Each table: its distribution column, or None with the reason it is not distributed by game.
+DISTRIBUTION: dict[str, str | None] = {
+    "games": "id",
+    "events": "game_id",
+    "seats": "game_id",
+    "game_secrets": "game_id",
+    "turn_deadlines": "game_id",
+    # A client's (scope, key), not a game's: POST /games has no game yet. Distributed by its
+    # own key, never joined with the game tables.
+    "idempotency_keys": None,
+    "alembic_version": None,  # one row: a local table of the coordinator
+}
+
+# Keys of distributed tables without the distribution column: what has to change, and why it
+# is there today (docs/scaling.md says the same).
+EXCEPTIONS = {
+    # The store's global order (a single identity sequence): per shard, unique
+    # (game_id, position) or dropped; nothing reads events across games by position.
+    "events_position_key": "UNIQUE (position)",
+    # Tokens are looked up without their game only to answer 403 not_your_game: unique
+    # (game_id, token_hash) and that lookup becomes a query of every shard (an error path).
+    "seats_token_hash_key": "UNIQUE (token_hash)",
+}
+
+
+def keys(conn: psycopg.Connection[Any]) -> list[tuple[str, str, str, list[str]]]:
+    """(table, name, kind, columns) of every primary key, unique constraint, foreign key (its
+    own columns and the referenced ones) and unique index of the public schema."""
+    rows = conn.execute(
+        """
+        SELECT c.conrelid::regclass::text, c.conname, c.contype::text,
+               array(SELECT a.attname FROM unnest(c.conkey) k
+                     JOIN pg_attribute a ON a.attrelid = c.conrelid AND a.attnum = k)
+        FROM pg_constraint c JOIN pg_namespace n ON n.oid = c.connamespace
+        WHERE n.nspname = 'public' AND c.contype IN ('p', 'u', 'f')
+        UNION ALL
+        SELECT c.confrelid::regclass::text, c.conname, 'referenced',
+               array(SELECT a.attname FROM unnest(c.confkey) k
+                     JOIN pg_attribute a ON a.attrelid = c.confrelid AND a.attnum = k)
+        FROM pg_constraint c JOIN pg_namespace n ON n.oid = c.connamespace
+        WHERE n.nspname = 'public' AND c.contype = 'f'
+        UNION ALL
+        SELECT i.indrelid::regclass::text, x.relname, 'unique index',
+               array(SELECT a.attname FROM unnest(i.indkey) k
+                     JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k)
+        FROM pg_index i JOIN pg_class x ON x.oid = i.indexrelid
+        JOIN pg_namespace n ON n.oid = x.relnamespace
+        WHERE n.nspname = 'public' AND i.indisunique
+          AND NOT EXISTS (SELECT 1 FROM pg_constraint c WHERE c.conindid = i.indexrelid)
+        """
+    ).fetchall()
+    return [(table, name, kind, list(columns)) for table, name, kind, columns in rows]
+
+
+def test_every_table_is_placed(owner_connection: psycopg.Connection[Any]) -> None:
+    tables = {
+        name
+        for (name,) in owner_connection.execute(
+            "SELECT tablename FROM pg_tables WHERE schemaname = 'public'"
+        )
+    }
+    assert tables == set(DISTRIBUTION), "say how a new table would be distributed (and why)"
+
+
+def test_every_key_of_a_game_table_includes_the_game(
+    owner_connection: psycopg.Connection[Any],
+) -> None:
+    lacking = {}
+    for table, name, kind, columns in keys(owner_connection):
+        column = DISTRIBUTION.get(table)
+        if column is not None and column not in columns:
+            lacking[name] = f"{kind} {table} ({', '.join(columns)})"
+    assert set(lacking) == set(EXCEPTIONS), lacking
+    note = NOTE.read_text()
+    for name in EXCEPTIONS:
+        assert f"`{name}`" in note, f"docs/scaling.md must say what becomes of {name}"
