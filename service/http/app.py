@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import atexit
-import os
-from pathlib import Path
 from typing import Any
 
 from flask import Flask
@@ -17,9 +15,11 @@ from service.http.web_page import web
 from service.live import clock
 from service.live import hub as live
 from service.play import GameService
+from service.resources import OPENAPI
+from service.settings import settings
 from service.store.events import EventStore, db
 
-OPENAPI_PATH = Path(__file__).resolve().parents[2] / "openapi.yaml"
+OPENAPI_PATH = OPENAPI  # the contract, served at GET /openapi.yaml
 MAX_BODY_BYTES = 16 * 1024  # a move is a few hundred bytes; anything near this is not one
 
 
@@ -37,9 +37,7 @@ def create_app(
         OPENAPI_PATH=str(OPENAPI_PATH),
         JSON_SORT_KEYS=False,
         # Seconds between the turn clock's sweeps in this process; 0: no sweeper (tests).
-        CARDROOM_CLOCK_INTERVAL=float(
-            os.environ.get("CARDROOM_CLOCK_INTERVAL", clock.DEFAULT_INTERVAL)
-        ),
+        CARDROOM_CLOCK_INTERVAL=settings().clock_interval,
     )
     app.config.update(config or {})
     if pool is None:

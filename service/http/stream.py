@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from time import monotonic
@@ -27,6 +26,7 @@ from service.http.api import game_id_of, games, hub, load
 from service.http.schemas import EventRecord, StreamQuery
 from service.live.hub import Hub
 from service.play import GameService
+from service.settings import settings
 from service.store.events import StoreUnavailable
 
 log = logging.getLogger(__name__)
@@ -48,7 +48,7 @@ class StreamSettings:
     @classmethod
     def of(cls, config: Mapping[str, Any]) -> StreamSettings:
         return cls(
-            float(config.get("STREAM_SECONDS") or os.environ.get("CARDROOM_STREAM_SECONDS", 60)),
+            float(config.get("STREAM_SECONDS") or settings().stream_seconds),
             float(config.get("STREAM_HEARTBEAT_SECONDS", 15)),
             int(config.get("STREAM_RETRY_MS", 1000)),
         )
