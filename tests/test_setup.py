@@ -52,7 +52,8 @@ def _requirements(*extras: str) -> list[Requirement]:
 def test_the_lockfiles_pin_every_dependency_within_its_range() -> None:
     """`make lock` after changing pyproject.toml: a dependency missing from a lockfile, or pinned
     outside its range, fails here."""
-    for lockfile, extras in [("run.txt", ["embedded"]), ("dev.txt", ["embedded", "test", "dev"])]:
+    lockfiles = [("service.txt", []), ("run.txt", ["embedded"])]
+    for lockfile, extras in [*lockfiles, ("dev.txt", ["embedded", "test", "dev"])]:
         pins = _pins(lockfile)
         for requirement in _requirements(*extras):
             versions = pins.get(canonicalize_name(requirement.name))

@@ -4,9 +4,12 @@ of game exports (no server, no database needed for those two)."""
 from __future__ import annotations
 
 import argparse
+import atexit
 import os
+import shutil
 import signal
 import sys
+import tempfile
 from collections.abc import Callable, Sequence
 from importlib import metadata
 from typing import Any
@@ -20,10 +23,6 @@ from service.store import db
 # Why so many: an event stream holds a thread for up to a minute and a long poll for up to 30 s,
 # mostly asleep; the database pool, not the thread count, bounds the real work.
 DEFAULT_THREADS = 16
-# gunicorn's default access line, plus the request id (the X-Request-ID the answer carries).
-ACCESS_LOG_FORMAT = (
-    '%(h)s %(l)s %(u)s %(t)s "%(r)s" %(s)s %(b)s "%(f)s" "%(a)s" request_id=%({x-request-id}o)s'
-)
 
 
 def _default_workers() -> int:
@@ -78,6 +77,7 @@ def migrate() -> str:
 
 
 def serve(host: str, port: int, workers: int, threads: int = 1, access_log: bool = True) -> None:
+    _share_metrics_between_workers()
     url = migrate()
     # Why: the workers are forked from this process; they must use the database resolved here
     # (this process owns the embedded server, if any) rather than start their own. They connect
@@ -92,12 +92,35 @@ def serve(host: str, port: int, workers: int, threads: int = 1, access_log: bool
             # No preload: each worker builds its own app and connection pool after the fork
             # (a pool's connections and threads must not be shared across processes).
             "preload_app": False,
-            "accesslog": "-" if access_log else None,
-            "access_log_format": ACCESS_LOG_FORMAT,
-            "logconfig_dict": logs.gunicorn_logconfig(settings()),
+            "accesslog": None,  # the app logs each request itself (service/http/observe.py)
+            "logconfig_dict": logs.gunicorn_logconfig(settings(), access_log),
             "post_worker_init": _end_live_requests_on_exit,
+            "child_exit": _forget_worker_metrics,
         }
     )
+
+
+def _share_metrics_between_workers() -> None:
+    """GET /metrics sums every worker's samples, kept in files in a folder of this server's own
+    (service/metrics.py). Set before prometheus_client is first imported, here or in a worker."""
+    if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        return  # the operator's folder (empty it between runs)
+    folder = tempfile.mkdtemp(prefix="cardroom-metrics-")
+    os.environ["PROMETHEUS_MULTIPROC_DIR"] = folder
+    master = os.getpid()
+
+    def remove() -> None:
+        if os.getpid() == master:  # workers inherit this handler: only the master removes it
+            shutil.rmtree(folder, ignore_errors=True)
+
+    atexit.register(remove)
+
+
+def _forget_worker_metrics(server: Any, worker: Any) -> None:
+    """gunicorn's child_exit, in the master: a dead worker's live gauges no longer count."""
+    from prometheus_client import multiprocess
+
+    multiprocess.mark_process_dead(worker.pid)
 
 
 def _end_live_requests_on_exit(worker: Any) -> None:
@@ -156,7 +179,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _main(argv: Sequence[str] | None) -> int:
     args = _parser().parse_args(argv)
-    logs.configure(settings())
+    logs.configure(settings(), access_log=not getattr(args, "no_access_log", False))
     if args.command == "migrate":
         migrate()
         print("database is up to date")

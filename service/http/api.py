@@ -9,6 +9,7 @@ from flask import Blueprint, Response, current_app, json, request, send_file, ur
 
 from domain.audit import audit
 from domain.decider import GAME_ENDED, Viewer
+from service import metrics
 from service.http import auth
 from service.http.problems import Problem
 from service.http.schemas import (
@@ -172,7 +173,10 @@ def get_game(game_id: str) -> Response:
     seat = auth.optional_seat(games(), gid)
     if "wait_after" in query:  # a long poll
         seconds = query.get("wait_seconds", LONG_POLL_MAX_SECONDS)
-        loaded = live.wait_past(hub(), gid, query["wait_after"], seconds, lambda: load(gid), loaded)
+        with metrics.LONG_POLLS.track_inprogress():
+            loaded = live.wait_past(
+                hub(), gid, query["wait_after"], seconds, lambda: load(gid), loaded
+            )
     # A seat and a spectator see different bodies at the same version: the tag names both.
     tag = f"{loaded.version}-{'spectator' if seat is None else f'seat{seat}'}"
     headers = {"ETag": f'W/"{tag}"', "Vary": "Authorization"}

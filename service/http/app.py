@@ -8,7 +8,7 @@ from typing import Any
 from flask import Flask
 from psycopg_pool import ConnectionPool
 
-from service.http import abuse, idempotency, problems
+from service.http import abuse, idempotency, observe, problems
 from service.http.api import api
 from service.http.stream import stream_api
 from service.http.web_page import web
@@ -50,7 +50,10 @@ def create_app(
     if app.config["CARDROOM_CLOCK_INTERVAL"] > 0:  # every process sweeps: see service/live/clock.py
         sweeper.start()
         atexit.register(sweeper.stop)
-    # First of the hooks: its after_request runs last, so it stores responses as sent.
+    # Request ids, log context, metrics; /livez /readyz /metrics. First, so that it sees every
+    # request, stored answers replayed included, and stamps each with its own request id.
+    observe.register(app, games.store)
+    # Next: its after_request runs before observe's, so it stores responses as sent.
     idempotency.register(app, pool)
     # The hub listens for appends on its own connection, from its first use on (streams and
     # long polls): routes-only apps and plain reads never open it.

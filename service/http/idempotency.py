@@ -37,6 +37,7 @@ from flask import Flask, Response, g, request
 from psycopg.types.json import Jsonb
 from psycopg_pool import ConnectionPool
 
+from service import metrics
 from service.http.problems import Problem
 from service.store.events import StoreUnavailable, db
 
@@ -254,6 +255,7 @@ def register(app: Flask, pool: Any) -> None:
             )
         replay = Response(keyed.unseal(bytes(stored)), status, headers=[tuple(h) for h in headers])
         replay.headers[REPLAYED] = "true"
+        metrics.IDEMPOTENT_REPLAYS.inc()
         return replay
 
     @app.after_request

@@ -17,6 +17,7 @@ from marshmallow import Schema, ValidationError, fields
 from werkzeug.exceptions import HTTPException
 
 from domain.decider import DomainError
+from service import metrics
 from service.store.events import StoreUnavailable
 
 log = logging.getLogger(__name__)
@@ -121,6 +122,7 @@ def _from_domain(error: DomainError) -> Response:
 
 def _from_store(error: StoreUnavailable) -> Response:
     log.warning("database unavailable: %s", error)
+    metrics.UNAVAILABLE.inc()
     return problem_response(
         Problem(
             503,

@@ -183,3 +183,9 @@ class EventPage(Schema):
 class Health(Schema):
     status = fields.String(required=True)
     database = fields.String(required=True)
+
+
+class Liveness(Schema):
+    """``GET /livez``: the process answers (the database is not asked)."""
+
+    status = fields.String(required=True, metadata={"description": "always `ok`"})

@@ -21,6 +21,7 @@ from flask import Blueprint, Response, current_app, request
 from marshmallow import ValidationError, fields, validate
 
 from domain.decider import Viewer
+from service import metrics
 from service.http import auth
 from service.http.api import game_id_of, games, hub, load
 from service.http.schemas import EventRecord, StreamQuery
@@ -93,6 +94,13 @@ def _frames(
 ) -> Iterator[str]:
     """The stream's text: everything after ``after``, then each event as it is appended, until
     the game is over (its last event sent), the stream's lifetime is up or the server stops."""
+    with metrics.OPEN_STREAMS.track_inprogress():
+        yield from _stream_frames(service, live, gid, viewer, after, s)
+
+
+def _stream_frames(
+    service: GameService, live: Hub, gid: UUID, viewer: Viewer, after: int, s: StreamSettings
+) -> Iterator[str]:
     yield f"retry: {s.retry_ms}\n\n"
     now = monotonic()
     deadline, quiet_until = now + s.lifetime, now + s.heartbeat
