@@ -4,6 +4,7 @@ a complete game, following the SSE stream: the contract is enough to build a cli
 from __future__ import annotations
 
 import importlib
+import re
 import shutil
 import subprocess
 import sys
@@ -19,6 +20,24 @@ pytest_plugins = ["api_fixtures"]
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = "cardroom_client"
+
+
+# Responses the generator has no code for, as it says on stderr: files that are not JSON (the
+# export is JSON Lines; the contract is YAML). Any other warning is a piece of the contract lost.
+KNOWN_WARNINGS = {
+    ("GET /games/{game_id}/export", "Unsupported content_type application/x-ndjson"),
+    ("GET /openapi.yaml", "Unsupported content_type application/yaml"),
+}
+
+
+def generator_warnings(stderr: str) -> set[tuple[str, str]]:
+    """(operation, reason) of each ``WARNING parsing <operation> within <tag>.`` on stderr."""
+    found = set()
+    for block in stderr.split("WARNING parsing ")[1:]:
+        operation = block.split(" within ")[0]
+        reason = re.search(r"\(([^()]*)\)", block)
+        found.add((operation, reason[1] if reason else block.strip().splitlines()[-1]))
+    return found
 
 
 @pytest.fixture(scope="module")
@@ -42,7 +61,10 @@ def generated(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ModuleType]:
         timeout=120,
     )
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "Unable to process schema" not in result.stdout, result.stdout
+    # The generator's warnings (a schema or a response it could not turn into code) go to
+    # stderr: a client missing parts of the contract fails here.
+    assert generator_warnings(result.stderr) <= KNOWN_WARNINGS, result.stderr
+    assert "Unable to process schema" not in result.stdout + result.stderr, result.stderr
     sys.path.insert(0, str(out))
     try:
         yield importlib.import_module(PACKAGE)

@@ -41,6 +41,21 @@ HTTP_CODES = {
 
 RETRY_AFTER_SECONDS = 2  # when the database is unreachable
 
+# A problem's title is its code in words (RFC 9457: the same for every occurrence of a type),
+# never the wording of an exception or of the HTTP status; these read better spelled out.
+TITLES = {
+    "malformed_json": "Malformed JSON",
+    "http_error": "HTTP error",
+    "invalid_idempotency_key": "Invalid Idempotency-Key",
+    "idempotency_key_reused": "Idempotency-Key reused",
+    "idempotency_key_in_use": "Idempotency-Key in use",
+}
+
+
+def title_of(code: str) -> str:
+    """The fixed title of problems with ``code``."""
+    return TITLES.get(code) or code.replace("_", " ").capitalize()
+
 
 class Problem(Exception):
     """An error response: HTTP ``status``, a stable machine-readable ``code`` and a ``detail``
@@ -80,7 +95,7 @@ _problem_schema = ProblemSchema()
 def problem_response(problem: Problem) -> Response:
     body = {
         "type": PROBLEM_TYPE + problem.code,
-        "title": HTTPStatus(problem.status).phrase,
+        "title": title_of(problem.code),
         "status": problem.status,
         "detail": problem.detail,
         "instance": request.path,
