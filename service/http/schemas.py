@@ -82,9 +82,18 @@ class ListGamesQuery(Strict):
     order = fields.String(load_default="oldest", validate=validate.OneOf(["oldest", "newest"]))
 
 
+# A whole game on one page by default: a 5-player Sushi Go! game has 140 events, random
+# 12-player Sequence games about 200 (tests/test_events_page.py).
+EVENTS_PAGE = 1000
+
+
 class EventsQuery(Strict):
     after = fields.Integer(load_default=0, validate=validate.Range(min=0, max=2**31 - 1))
-    limit = fields.Integer(load_default=100, validate=validate.Range(min=1, max=500))
+    limit = fields.Integer(
+        load_default=EVENTS_PAGE,
+        validate=validate.Range(min=1, max=EVENTS_PAGE),
+        metadata={"description": "the most events on one page; the default holds a whole game"},
+    )
 
 
 # --- responses ----------------------------------------------------------------------------------
