@@ -91,16 +91,18 @@ def test_the_wheel_migrates_and_serves(installed: Path, database_url: str, tmp_p
             while True:
                 assert server.poll() is None, server.stderr.read() if server.stderr else ""
                 try:
-                    if requests.get(f"{base}/healthz", timeout=2).status_code == 200:
+                    if requests.get(f"{base}/healthz", timeout=10).status_code == 200:
                         break
                 except requests.ConnectionError:
                     pass
                 assert time.monotonic() < deadline, "the installed server never answered"
                 time.sleep(0.1)
-            contract = requests.get(f"{base}/openapi.yaml", timeout=5)
+            contract = requests.get(f"{base}/openapi.yaml", timeout=20)
             assert contract.status_code == 200
             assert contract.text == (ROOT / "openapi.yaml").read_text()
-            created = requests.post(f"{base}/games", json={"game": "sushi-go", "players": 2})
+            created = requests.post(
+                f"{base}/games", json={"game": "sushi-go", "players": 2}, timeout=20
+            )
             assert created.status_code == 201, created.text
         finally:
             server.terminate()
