@@ -10,6 +10,7 @@ from marshmallow import ValidationError
 
 from domain.audit import audit
 from domain.decider import GAME_ENDED, Viewer
+from service import metrics
 from service.http import auth, idempotency
 from service.http.connections import ConnectionSettings, OpenStreams
 from service.http.hangup import Hangup
@@ -416,7 +417,8 @@ def get_game(game_id: str) -> Response:
         try:
             gone = Hangup(request.environ.get("gunicorn.socket"))
             after = query["wait_after"]
-            loaded = live.wait_past(hub(), gid, after, seconds, lambda: load(gid), loaded, gone)
+            with metrics.LONG_POLLS.track_inprogress():
+                loaded = live.wait_past(hub(), gid, after, seconds, lambda: load(gid), loaded, gone)
         finally:
             release()
     # A seat and a spectator see different bodies at the same version: the tag names both.
@@ -553,13 +555,14 @@ def make_move(game_id: str) -> Response:
 
         - `cards`: **one card** from your hand, or **two cards** in the order they are placed
           when you use chopsticks (S6): that needs a chopsticks card placed in an earlier turn
-          (`you.chopsticks_available`) and a hand of at least two cards.
+          and a hand of at least two cards: `you.chopsticks_usable` says whether that is so now.
         - `dummy_card`: required when you control the dummy in the 2-player dummy variant
           (`you.controls_dummy`, S17), forbidden otherwise: the card from your hand that the
           dummy plays.
         - `use_wasabi`: `zoch` edition only (S9): one true/false per card in `cards`, saying
-          whether a nigiri goes onto a free wasabi (default true). In `gamewright` a nigiri
-          always goes onto a free wasabi (S8) and this field is refused.
+          whether a nigiri goes onto a free wasabi (default true); `true` for a card that is not
+          a nigiri is refused (`400 invalid_request`). In `gamewright` a nigiri always goes onto
+          a free wasabi (S8) and this field is refused.
         - `seat`: optional; if given it must be the token's seat.
         - `round` and `turn` (Sequence: `turn`): required, the turn this move answers, as the
           game's view showed it. A move for any other turn is refused with
@@ -1053,7 +1056,9 @@ def healthz() -> Response:
       - operations
       operationId: health
       summary: Health check
-      description: '`200` when the service can reach its database, else `503`.'
+      description: >-
+        `200` when the service can read from its database, else `503`. Kept for compatibility:
+        it says nothing of writes; orchestrators should use `/livez` and `/readyz`.
       security: []
       responses:
         '200':
