@@ -69,8 +69,9 @@ class VersionConflict(StoreError):
 
 # A row no request could have written (scope "readiness"), always rolled back.
 _WRITE_PROBE = """INSERT INTO idempotency_keys
-    (scope, key, method, path, request_hash, status, headers, body)
-    VALUES ('readiness', gen_random_uuid()::text, 'GET', '/readyz', '', 0, '{}', '')"""
+    (scope, key, request_hash, game_id, version, expires_at)
+    VALUES ('readiness', md5(random()::text) || md5(random()::text), '', gen_random_uuid(), 1,
+            now())"""
 
 
 class StoreUnavailable(StoreError):
