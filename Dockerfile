@@ -1,16 +1,19 @@
-# The cardroom service. With DATABASE_URL set (see docker-compose.yml) it uses that PostgreSQL;
-# without it, the embedded one keeps its files in /app/data/postgres (mount a volume there).
+# The cardroom service, for a PostgreSQL of its own (DATABASE_URL; see docker-compose.yml): the
+# embedded PostgreSQL (the `embedded` extra) is not installed. Installed as a wheel would be, from
+# the locked versions (requirements/service.txt); migrations/ and openapi.yaml come with it.
 FROM python:3.11-slim
 
-ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1
-WORKDIR /app
-# Editable install: `cardroom migrate` finds migrations/ next to the service package.
-COPY pyproject.toml alembic.ini openapi.yaml* ./
+ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PIP_DISABLE_PIP_VERSION_CHECK=1
+WORKDIR /src
+COPY requirements/service.txt requirements/service.txt
+RUN pip install --no-cache-dir -r requirements/service.txt
+COPY pyproject.toml setup.py MANIFEST.in README.md openapi.yaml ./
 COPY domain ./domain
 COPY service ./service
 COPY migrations ./migrations
-RUN pip install --no-cache-dir -e . \
-    && useradd --create-home cardroom && mkdir -p data && chown cardroom data
+RUN pip install --no-cache-dir --no-deps . && rm -rf /src \
+    && useradd --create-home cardroom
+WORKDIR /home/cardroom
 USER cardroom
 
 EXPOSE 8000

@@ -20,6 +20,8 @@ from __future__ import annotations
 import os
 import socket
 
+from service.settings import settings
+
 POINTS = ("decided", "appended", "answered")
 ACTIONS = ("exit", "drop")
 HEADER = "X-Cardroom-Fault"
@@ -27,7 +29,7 @@ EXIT_STATUS = 70
 
 
 def enabled() -> bool:
-    return os.environ.get("CARDROOM_FAULT_INJECTION") == "1"
+    return settings().fault_injection
 
 
 def point(name: str) -> None:

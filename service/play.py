@@ -30,7 +30,7 @@ from domain.decider import (
     Viewer,
     commitment,
 )
-from service import autoplay, errors, faults
+from service import autoplay, errors, faults, metrics
 from service import keys as service_keys
 from service.games.registry import GameAdapter, load_games
 from service.store.deadlines import Deadlines
@@ -297,6 +297,7 @@ class GameService:
                     receipt=receipt,
                 )
             except VersionConflict:
+                metrics.APPEND_RETRIES.inc()
                 continue
             faults.point("appended")
             self._remember(game_id, game.name, outcome.state)
@@ -332,9 +333,11 @@ class GameService:
                     receipt=receipt,
                 )
             except VersionConflict:
+                metrics.APPEND_RETRIES.inc()
                 continue  # decided again on the new state: the turn check first
             faults.point("appended")
             self._remember(game_id, loaded.adapter.game.name, outcome.state)
+            metrics.MOVES.labels(loaded.adapter.game.name).inc()
             return Loaded(game_id, loaded.adapter, outcome.state)
         raise _too_busy(loaded)
 
@@ -368,8 +371,10 @@ class GameService:
                     game_id, loaded.version, outcome.events, deadline=outcome.deadline
                 )
             except VersionConflict:
+                metrics.APPEND_RETRIES.inc()
                 continue  # a player (or another sweeper) moved meanwhile: look again
             self._remember(game_id, game.name, outcome.state)
+            metrics.TIMED_OUT_MOVES.inc(outcome.timeouts)
             return outcome.timeouts
         raise _too_busy()
 

@@ -357,7 +357,7 @@ def random_move(view: dict[str, Any], rng: random.Random) -> dict[str, Any]:
     hand = list(you["hand"])
     controls = you["controls_dummy"]
     n = 1
-    if you["chopsticks_available"] and len(hand) >= 2 + controls and rng.random() < 0.5:
+    if you["chopsticks_usable"] and rng.random() < 0.5:
         n = 2
     chosen = rng.sample(hand, n + controls)
     body: dict[str, Any] = {**current_turn(view), "cards": chosen[:n]}
@@ -366,7 +366,8 @@ def random_move(view: dict[str, Any], rng: random.Random) -> dict[str, Any]:
     zoch = view["rules"]["edition"] == "zoch"
     nigiri = any(card in NIGIRI for card in body["cards"])
     if zoch and rng.random() < (0.7 if nigiri else 0.15):
-        body["use_wasabi"] = [rng.random() < 0.6 for _ in body["cards"]]
+        # S9: true only for a nigiri (the service refuses it for another card).
+        body["use_wasabi"] = [card in NIGIRI and rng.random() < 0.6 for card in body["cards"]]
     if rng.random() < 0.2:
         body["seat"] = you["seat"]
     return body

@@ -9,6 +9,7 @@ the database, so they must not assume it is empty: use fresh UUIDs and unique ga
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -34,6 +35,13 @@ os.environ.setdefault("CARDROOM_RATE_LIMITS", "off")
 os.environ.setdefault(
     "CARDROOM_KEYS_FILE", os.path.join(tempfile.mkdtemp(prefix="cardroom-keys-"), "keys.json")
 )
+# Without Chromium the browser tests (tests/test_web_*.py) are skipped with this note, so that
+# `make test` runs everything else; under CI (CI=true) they run, and fail, instead.
+NO_CHROMIUM = (
+    "the browser tests need Chromium: apt-get install chromium (`make chromium` does, as root "
+    "on Debian), or set CARDROOM_CHROMIUM to a Chromium executable"
+)
+_web_skipped = pytest.StashKey[int]()
 
 _WORKER_KEY = "cardroom_database_url"  # in xdist's workerinput: a URL, or "!" + the error
 
@@ -94,6 +102,25 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
             drop_database(run.server.admin_url, run.name)
     finally:
         run.server.close()
+
+
+def _in_ci() -> bool:
+    return os.environ.get("CI", "").lower() in {"true", "1", "yes"}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    web = [item for item in items if item.path.name.startswith("test_web_")]
+    if not web or _in_ci() or os.environ.get("CARDROOM_CHROMIUM") or shutil.which("chromium"):
+        return
+    for item in web:
+        item.add_marker(pytest.mark.skip(reason=NO_CHROMIUM))
+    config.stash[_web_skipped] = len(web)
+
+
+def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    skipped = config.stash.get(_web_skipped, 0)
+    if skipped:
+        terminalreporter.write_line(f"{skipped} browser tests did not run: {NO_CHROMIUM}", red=True)
 
 
 @pytest.fixture(scope="session")

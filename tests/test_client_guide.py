@@ -1,5 +1,6 @@
-"""The client guide's bot (docs/client-guide.md) works as written: two copies of it, each in its
-own process with only ``requests``, play a whole game against each other over the SSE stream."""
+"""The client guide's bot (docs/client-guide.md) works as written, each copy in its own process
+with only ``requests``: two play a whole Sushi Go! game against each other over the SSE stream,
+and one creates and plays a whole game of each kind against the service's bot."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from api_client import ApiClient, LiveServer
 
 pytest_plugins = ["api_fixtures"]
@@ -45,3 +47,20 @@ def test_two_guide_bots_play_a_game_to_the_end(
     assert final["status"] == "over"
     assert sorted(r["seat"] for r in results) == [0, 1]
     assert all(r["totals"] == final["totals"] for r in results)
+
+
+@pytest.mark.parametrize("kind", ["sushi-go", "sequence"])
+def test_the_guide_bot_creates_and_plays_each_game(
+    live_server: LiveServer, api: ApiClient, tmp_path: Path, kind: str
+) -> None:
+    bot = tmp_path / "bot.py"
+    bot.write_text(guide_bot())
+    command = [sys.executable, str(bot), live_server.url, "Ada", "--new", kind]
+    run = subprocess.run(command, capture_output=True, text=True, timeout=180)
+    assert run.returncode == 0, run.stderr
+    result = json.loads(run.stdout.strip().splitlines()[-1])
+    assert result["seat"] == 0
+    final = api.game(result["id"])
+    assert final["game"] == kind and final["status"] == "over"
+    assert result["totals"] == final["totals"]
+    assert final["seats"][0]["name"] == "Ada"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import re
 import shutil
 import subprocess
 import sys
@@ -20,6 +21,24 @@ pytest_plugins = ["api_fixtures"]
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = "cardroom_client"
+
+
+# Responses the generator has no code for, as it says on stderr: files that are not JSON (the
+# export is JSON Lines; the contract is YAML). Any other warning is a piece of the contract lost.
+KNOWN_WARNINGS = {
+    ("GET /games/{game_id}/export", "Unsupported content_type application/x-ndjson"),
+    ("GET /openapi.yaml", "Unsupported content_type application/yaml"),
+}
+
+
+def generator_warnings(stderr: str) -> set[tuple[str, str]]:
+    """(operation, reason) of each ``WARNING parsing <operation> within <tag>.`` on stderr."""
+    found = set()
+    for block in stderr.split("WARNING parsing ")[1:]:
+        operation = block.split(" within ")[0]
+        reason = re.search(r"\(([^()]*)\)", block)
+        found.add((operation, reason[1] if reason else block.strip().splitlines()[-1]))
+    return found
 
 
 @pytest.fixture(scope="module")
@@ -57,6 +76,7 @@ def generated(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ModuleType]:
     # Every schema and every response generated: no warning on either stream.
     assert "Unable to process schema" not in result.stdout, result.stdout
     assert "warning" not in (result.stdout + result.stderr).lower(), result.stdout + result.stderr
+    assert generator_warnings(result.stderr) <= KNOWN_WARNINGS, result.stderr
     sys.path.insert(0, str(out))
     try:
         yield importlib.import_module(PACKAGE)

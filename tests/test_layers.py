@@ -12,8 +12,11 @@ ROOT = Path(__file__).resolve().parent.parent
 
 # What each part may import (besides the standard library and third-party packages), from the
 # bottom up. A module belongs to the longest part its name starts with.
+# Foundations any part of the service may use: its settings, logs, metrics and packaged files.
+BASE = {"service.settings", "service.logs", "service.metrics", "service.resources"}
 EVERYTHING = {
     "domain",
+    *BASE,
     "service.bodies",
     "service.errors",
     "service.faults",
@@ -28,14 +31,19 @@ EVERYTHING = {
 }
 ALLOWED = {
     "domain": {"domain"},
+    "service.settings": set(),
+    "service.resources": set(),
+    "service.metrics": set(),
+    "service.logs": {"service.settings"},
     "service.bodies": {"domain"},
     "service.errors": {"domain"},
-    "service.faults": set(),  # test-only fault points, inert unless switched on
-    "service.keys": {"domain"},  # the signing and sealing keys, kept outside the database
-    "service.store": {"domain", "service.errors", "service.store"},
+    "service.faults": {"service.settings"},  # test-only fault points, inert unless switched on
+    "service.keys": {"domain", *BASE},  # the signing and sealing keys, kept outside the database
+    "service.store": {"domain", "service.errors", "service.store", *BASE},
     "service.games": {"domain", "service.bodies", "service.games"},
     "service.autoplay": {"domain", "service.games"},
     "service.play": {
+        *BASE,
         "domain",
         "service.errors",
         "service.games",
@@ -44,7 +52,14 @@ ALLOWED = {
         "service.faults",
         "service.keys",
     },
-    "service.live": {"domain", "service.errors", "service.store", "service.play", "service.live"},
+    "service.live": {
+        *BASE,
+        "domain",
+        "service.errors",
+        "service.store",
+        "service.play",
+        "service.live",
+    },
     "service.http": EVERYTHING - {"service.cli"},
     "service.cli": EVERYTHING,
 }

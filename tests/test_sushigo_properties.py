@@ -677,7 +677,18 @@ def check_view(state: State, seed: bytes, viewer: Viewer, view: Callable[..., An
     assert mine["hand"] == list(state.hands[viewer.seat])
     pick = state.picks[viewer.seat] if state.picks else None
     assert mine["pick"] == (pick.to_json() if pick else None)
-    assert set(mine) <= {"seat", "hand", "pick", "controls_dummy", "chopsticks_available"}
+    # What the seat may do (awaiting_pick, chopsticks_usable) is about its own hand and pick;
+    # free_wasabi is on its table, which everyone sees.
+    assert set(mine) <= {
+        "seat",
+        "hand",
+        "pick",
+        "controls_dummy",
+        "chopsticks_available",
+        "awaiting_pick",
+        "chopsticks_usable",
+        "free_wasabi",
+    }
 
 
 def check_events(

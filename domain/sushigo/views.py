@@ -46,12 +46,30 @@ def view(state: State, viewer: Viewer) -> dict[str, Any]:
             "pick": pick.to_json() if pick else None,
             "controls_dummy": viewer.seat == state.controller,
             "chopsticks_available": bool(state.tableaux and state.tableaux[viewer.seat].chopsticks),
+            **_may_do(state, viewer.seat, pick is None),
         }
     if state.over:
         result["winners"] = list(state.winners)
         result["totals"] = list(state.totals)
         result["seed"] = state.seed
     return result
+
+
+def _may_do(state: State, seat: int, unpicked: bool) -> dict[str, Any]:
+    """What the seat may do now, so that a client need not re-implement the rules: a pick is
+    awaited from it (S4; a forced last card is picked by the service, S5, but not a nigiri with
+    a free wasabi in the Zoch edition, S9); two cards with chopsticks are possible (S6: placed
+    earlier, and the hand holds enough, the dummy's card included, S17); its free wasabi (S8)."""
+    hand = state.hands[seat]
+    awaiting = state.status == "playing" and unpicked and bool(hand)
+    tableau = state.tableaux[seat] if state.tableaux else None
+    needed = 2 + (seat == state.controller)
+    chopsticks = bool(tableau and tableau.chopsticks) and awaiting and len(hand) >= needed
+    return {
+        "awaiting_pick": awaiting,
+        "chopsticks_usable": chopsticks,
+        "free_wasabi": tableau.free_wasabi if tableau else 0,
+    }
 
 
 def _players(state: State) -> int:

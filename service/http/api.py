@@ -13,6 +13,7 @@ from marshmallow import ValidationError
 from domain import receipts
 from domain.audit import audit
 from domain.decider import GAME_ENDED, Viewer
+from service import metrics
 from service.http import auth, idempotency
 from service.http.connections import ConnectionSettings, OpenStreams
 from service.http.hangup import Hangup
@@ -464,7 +465,8 @@ def get_game(game_id: str) -> Response:
         try:
             gone = Hangup(request.environ.get("gunicorn.socket"))
             reload = lambda: read(gid, after + 1)  # noqa: E731
-            loaded = live.wait_past(hub(), gid, after, seconds, reload, loaded, gone)
+            with metrics.LONG_POLLS.track_inprogress():
+                loaded = live.wait_past(hub(), gid, after, seconds, reload, loaded, gone)
         finally:
             release()
     # A seat and a spectator see different bodies at the same version: the tag names both.
@@ -603,13 +605,14 @@ def make_move(game_id: str) -> Response:
 
         - `cards`: **one card** from your hand, or **two cards** in the order they are placed
           when you use chopsticks (S6): that needs a chopsticks card placed in an earlier turn
-          (`you.chopsticks_available`) and a hand of at least two cards.
+          and a hand of at least two cards: `you.chopsticks_usable` says whether that is so now.
         - `dummy_card`: required when you control the dummy in the 2-player dummy variant
           (`you.controls_dummy`, S17), forbidden otherwise: the card from your hand that the
           dummy plays.
         - `use_wasabi`: `zoch` edition only (S9): one true/false per card in `cards`, saying
-          whether a nigiri goes onto a free wasabi (default true). In `gamewright` a nigiri
-          always goes onto a free wasabi (S8) and this field is refused.
+          whether a nigiri goes onto a free wasabi (default true); `true` for a card that is not
+          a nigiri is refused (`400 invalid_request`). In `gamewright` a nigiri always goes onto
+          a free wasabi (S8) and this field is refused.
         - `seat`: optional; if given it must be the token's seat.
         - `round` and `turn` (Sequence: `turn`): required, the turn this move answers, as the
           game's view showed it. A move for any other turn is refused with
@@ -1226,7 +1229,9 @@ def healthz() -> Response:
       - operations
       operationId: health
       summary: Health check
-      description: '`200` when the service can reach its database, else `503`.'
+      description: >-
+        `200` when the service can read from its database, else `503`. Kept for compatibility:
+        it says nothing of writes; orchestrators should use `/livez` and `/readyz`.
       security: []
       responses:
         '200':

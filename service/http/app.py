@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import atexit
-import os
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 from flask import Flask
 from psycopg_pool import ConnectionPool
 
 from service.games.registry import load_games
-from service.http import abuse, idempotency, problems
+from service.http import abuse, idempotency, observe, problems
 from service.http.api import api
 from service.http.connections import ConnectionSettings, OpenStreams
 from service.http.stream import stream_api
@@ -20,10 +18,12 @@ from service.http.web_page import web
 from service.live import clock
 from service.live import hub as live
 from service.play import GameService
+from service.resources import OPENAPI
+from service.settings import settings
 from service.store import replicas
 from service.store.events import EventStore, db
 
-OPENAPI_PATH = Path(__file__).resolve().parents[2] / "openapi.yaml"
+OPENAPI_PATH = OPENAPI  # the contract, served at GET /openapi.yaml
 MAX_BODY_BYTES = 16 * 1024  # a move is a few hundred bytes; anything near this is not one
 
 
@@ -43,9 +43,7 @@ def create_app(
         OPENAPI_PATH=str(OPENAPI_PATH),
         JSON_SORT_KEYS=False,
         # Seconds between the turn clock's sweeps in this process; 0: no sweeper (tests).
-        CARDROOM_CLOCK_INTERVAL=float(
-            os.environ.get("CARDROOM_CLOCK_INTERVAL", clock.DEFAULT_INTERVAL)
-        ),
+        CARDROOM_CLOCK_INTERVAL=settings().clock_interval,
     )
     app.config.update(config or {})
     if pool is None:
@@ -63,7 +61,10 @@ def create_app(
     if app.config["CARDROOM_CLOCK_INTERVAL"] > 0:  # every process sweeps: see service/live/clock.py
         sweeper.start()
         atexit.register(sweeper.stop)
-    # First of the hooks: its after_request runs last, so it stores responses as sent.
+    # Request ids, log context, metrics; /livez /readyz /metrics. First, so that it sees every
+    # request, stored answers replayed included, and stamps each with its own request id.
+    observe.register(app, games.store)
+    # Next: its after_request runs before observe's, so it stores responses as sent.
     idempotency.register(app, pool)
     # The hub listens for appends on its own connection, from its first use on (streams and
     # long polls): routes-only apps and plain reads never open it.

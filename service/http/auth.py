@@ -13,6 +13,7 @@ from uuid import UUID
 
 from flask import request
 
+from service import logs
 from service.http.problems import Problem
 from service.play import GameService
 
@@ -58,6 +59,7 @@ def seat_of(games: GameService, game_id: UUID, token: str) -> int:
     if seat is None:  # a seat taken since the cache was filled?
         seat = _match(games.seat_tokens(game_id, refresh=True), digest)
     if seat is not None:
+        logs.bind(seat=seat)  # the request's log lines name the seat
         return seat
     if games.store.token_game(digest) is not None:
         raise Problem(403, "not_your_game", "this token belongs to a seat in another game")

@@ -1,5 +1,5 @@
 """Limits on the connections a client holds open (event streams, long polls) and on how long the
-server waits for a slow or hostile client. Every setting is read here, from the environment:
+server waits for a slow or hostile client, from the settings (service/settings.py):
 
 - ``CARDROOM_STREAMS_PER_ADDRESS`` (default 32; 0: no cap): open event streams and waiting long
   polls one client address may hold in one server process; past it, ``429 too_many_streams``
@@ -18,13 +18,13 @@ server waits for a slow or hostile client. Every setting is read here, from the 
 
 from __future__ import annotations
 
-import os
 import threading
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from service.http.problems import Problem
+from service.settings import settings
 
 RETRY_AFTER_SECONDS = 5  # streams end within their lifetime; a slot is usually free by then
 
@@ -39,14 +39,15 @@ class ConnectionSettings:
     worker_connections: int
 
     @classmethod
-    def from_env(cls, env: Mapping[str, str] = os.environ) -> ConnectionSettings:
+    def from_env(cls) -> ConnectionSettings:
+        configured = settings()
         return cls(
-            streams_per_address=int(env.get("CARDROOM_STREAMS_PER_ADDRESS") or 32),
-            header_timeout=float(env.get("CARDROOM_HEADER_TIMEOUT") or 5),
-            body_timeout=float(env.get("CARDROOM_BODY_TIMEOUT") or 10),
-            send_timeout=float(env.get("CARDROOM_SEND_TIMEOUT") or 30),
-            stream_buffer=int(env.get("CARDROOM_STREAM_BUFFER") or 64 * 1024),
-            worker_connections=int(env.get("CARDROOM_WORKER_CONNECTIONS") or 10_000),
+            streams_per_address=configured.streams_per_address,
+            header_timeout=configured.header_timeout,
+            body_timeout=configured.body_timeout,
+            send_timeout=configured.send_timeout,
+            stream_buffer=configured.stream_buffer,
+            worker_connections=configured.worker_connections,
         )
 
 

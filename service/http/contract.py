@@ -38,6 +38,7 @@ SHARED_BODIES = (
     schemas.AuditRequest,
     schemas.Jwks,
     schemas.Health,
+    schemas.Liveness,
 )
 
 

@@ -43,8 +43,9 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from flask import Flask, Response, current_app, g, request
 from psycopg_pool import ConnectionPool
 
-from service import faults
+from service import faults, metrics
 from service.http.problems import Problem
+from service.settings import settings
 from service.store import db, receipts
 from service.store.events import StoreUnavailable
 from service.store.receipts import Receipt, Stored
@@ -257,7 +258,7 @@ class Purger:
 def ttl_seconds(app: Flask) -> float:
     configured = app.config.get("IDEMPOTENCY_TTL_SECONDS")
     if configured is None:
-        configured = os.environ.get("CARDROOM_IDEMPOTENCY_TTL") or receipts.DEFAULT_TTL_SECONDS
+        configured = settings().idempotency_ttl
     return float(configured)
 
 
@@ -300,6 +301,7 @@ def begin() -> Keyed | None:
 def replayed(response: Response) -> Response:
     """Mark ``response`` as the answer of an earlier send, rebuilt from its receipt."""
     response.headers[REPLAYED] = "true"
+    metrics.IDEMPOTENT_REPLAYS.inc()
     return response
 
 

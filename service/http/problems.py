@@ -18,6 +18,7 @@ from marshmallow import Schema, ValidationError, fields
 from werkzeug.exceptions import HTTPException
 
 from domain.decider import DomainError
+from service import metrics
 from service.errors import ServiceError
 from service.store.events import StoreUnavailable
 
@@ -41,6 +42,21 @@ HTTP_CODES = {
 }
 
 RETRY_AFTER_SECONDS = 2  # when the database is unreachable
+
+# A problem's title is its code in words (RFC 9457: the same for every occurrence of a type),
+# never the wording of an exception or of the HTTP status; these read better spelled out.
+TITLES = {
+    "malformed_json": "Malformed JSON",
+    "http_error": "HTTP error",
+    "invalid_idempotency_key": "Invalid Idempotency-Key",
+    "idempotency_key_reused": "Idempotency-Key reused",
+    "idempotency_key_in_use": "Idempotency-Key in use",
+}
+
+
+def title_of(code: str) -> str:
+    """The fixed title of problems with ``code``."""
+    return TITLES.get(code) or code.replace("_", " ").capitalize()
 
 
 class Problem(Exception):
@@ -85,7 +101,7 @@ _problem_schema = ProblemSchema()
 def problem_response(problem: Problem) -> Response:
     body = {
         "type": PROBLEM_TYPE + problem.code,
-        "title": HTTPStatus(problem.status).phrase,
+        "title": title_of(problem.code),
         "status": problem.status,
         "detail": problem.detail,
         "instance": request.path,
@@ -141,6 +157,7 @@ def _from_service(error: ServiceError) -> Response:
 
 def _from_store(error: StoreUnavailable) -> Response:
     log.warning("database unavailable: %s", error)
+    metrics.UNAVAILABLE.inc()
     return problem_response(
         Problem(
             503,

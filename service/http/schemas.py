@@ -187,6 +187,11 @@ class ReadQuery(Strict):
     min_version = min_version_field()
 
 
+# A whole game on one page by default: a 5-player Sushi Go! game has 140 events, random
+# 12-player Sequence games about 200 (tests/test_events_page.py).
+EVENTS_PAGE = 1000
+
+
 class EventsQuery(ReadQuery):
     """GET /games/{id}/events's query string."""
 
@@ -196,9 +201,9 @@ class EventsQuery(ReadQuery):
         metadata={"description": "Only events with a version greater than this."},
     )
     limit = fields.Integer(
-        load_default=100,
-        validate=validate.Range(min=1, max=500),
-        metadata={"description": "The most events on one page."},
+        load_default=EVENTS_PAGE,
+        validate=validate.Range(min=1, max=EVENTS_PAGE),
+        metadata={"description": "The most events on one page; the default holds a whole game."},
     )
 
 
@@ -525,3 +530,9 @@ class EventPage(Schema):
 class Health(Schema):
     status = fields.String(required=True, metadata={"enum": ["ok"]})
     database = fields.String(required=True, metadata={"enum": ["ok"]})
+
+
+class Liveness(Schema):
+    """``GET /livez``: the process answers (the database is not asked)."""
+
+    status = fields.String(required=True, metadata={"enum": ["ok"], "description": "Always `ok`."})

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import random
 import socket
 import threading
@@ -25,12 +24,14 @@ from flask import Blueprint, Response, current_app, request
 from marshmallow import ValidationError, fields, validate
 
 from domain.decider import Viewer
+from service import metrics
 from service.http import auth
 from service.http.api import connection_settings, game_id_of, games, hub, load, open_streams
 from service.http.hangup import Hangup
 from service.http.schemas import EventRecord, StreamQuery
 from service.live.hub import Hub
 from service.play import GameService, Loaded
+from service.settings import settings
 from service.store.events import StoreUnavailable
 
 log = logging.getLogger(__name__)
@@ -52,7 +53,7 @@ class StreamSettings:
     @classmethod
     def of(cls, config: Mapping[str, Any]) -> StreamSettings:
         return cls(
-            float(config.get("STREAM_SECONDS") or os.environ.get("CARDROOM_STREAM_SECONDS") or 300),
+            float(config.get("STREAM_SECONDS") or settings().stream_seconds),
             float(config.get("STREAM_HEARTBEAT_SECONDS", 15)),
             int(config.get("STREAM_RETRY_MS", 1000)),
         )
@@ -202,6 +203,19 @@ def _frames(
     """The stream's text: everything after ``after``, then each event as it is appended, until
     the game is over (its last event sent), the stream's lifetime is up, the server stops or
     the client goes (at once, not at the next write)."""
+    with metrics.OPEN_STREAMS.track_inprogress():
+        yield from _stream_frames(service, live, gid, viewer, after, s, hangup)
+
+
+def _stream_frames(
+    service: GameService,
+    live: Hub,
+    gid: UUID,
+    viewer: Viewer,
+    after: int,
+    s: StreamSettings,
+    hangup: Hangup,
+) -> Iterator[str]:
     yield f"retry: {s.retry_ms}\n\n"
     now = monotonic()
     # Each stream ends somewhere in the last fifth of its lifetime: streams opened together

@@ -27,6 +27,7 @@ from collections.abc import Collection
 from datetime import datetime, timedelta
 from uuid import UUID
 
+from service import metrics
 from service.errors import ServiceError
 from service.play import GameService
 from service.store.events import StoreUnavailable
@@ -52,6 +53,7 @@ class Sweeper:
     def sweep(self, now: datetime | None = None, games: Collection[UUID] | None = None) -> int:
         """One sweep: the number of timed-out moves made. ``now``: the time to judge deadlines
         by (default: the database's clock); ``games``: only these games (tests)."""
+        metrics.CLOCK_SWEEPS.inc()
         try:
             expired = self.games.deadlines.expired(
                 now, None if self._full else self.recent, games, BATCH

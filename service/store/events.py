@@ -23,6 +23,7 @@ from psycopg_pool import ConnectionPool
 
 from domain.chain import GENESIS, event_hash
 from domain.decider import GAME_ENDED, GAME_STARTED, Event
+from service import metrics
 from service.store import db, receipts
 from service.store.receipts import Receipt
 from service.store.recent import Recent
@@ -64,6 +65,13 @@ class VersionConflict(StoreError):
         super().__init__(f"game {game_id} is no longer at version {expected_version}")
         self.game_id = game_id
         self.expected_version = expected_version
+
+
+# A row no request could have written (scope "readiness"), always rolled back.
+_WRITE_PROBE = """INSERT INTO idempotency_keys
+    (scope, key, request_hash, game_id, version, expires_at)
+    VALUES ('readiness', md5(random()::text) || md5(random()::text), '', gen_random_uuid(), 1,
+            now())"""
 
 
 class StoreUnavailable(StoreError):
@@ -199,6 +207,8 @@ class EventStore:
             # Includes psycopg_pool.PoolTimeout. The pool discards broken connections itself.
             db.note_unreachable(self.pool, exc)
             raise StoreUnavailable(str(exc)) from exc
+        except errors.ReadOnlySqlTransaction as exc:  # a read-only database, a standby: 503
+            raise StoreUnavailable(f"the database refuses writes: {exc}") from exc
 
     # --- writes ---------------------------------------------------------------------------
 
@@ -277,16 +287,19 @@ class EventStore:
             )
             params = [*with_params, *params]
         # One statement, hence atomic even in autocommit, in one round trip.
+        metrics.APPENDS.inc()
         try:
             with self._connection() as conn:
                 conn.execute(query, params)
         except (errors.UniqueViolation, errors.CheckViolation) as exc:
             if exc.diag.constraint_name in _CONFLICT_CONSTRAINTS:
+                metrics.APPEND_CONFLICTS.inc()
                 raise VersionConflict(game_id, expected_version) from exc
             raise
         except errors.ForeignKeyViolation as exc:
             raise GameNotFound(game_id) from exc
         self._remember_head(game_id, expected_version + len(rows), rows[-1][-1])
+        metrics.EVENTS_APPENDED.inc(len(events))
         return expected_version + len(events)
 
     def hash_at(self, game_id: UUID, version: int) -> str:
@@ -441,6 +454,16 @@ class EventStore:
         """Raise :class:`StoreUnavailable` unless the database answers."""
         with self._connection() as conn:
             conn.execute("SELECT 1")
+
+    def check_writable(self) -> None:
+        """Raise :class:`StoreUnavailable` unless the database accepts an INSERT (rolled back:
+        nothing is kept). Catches a read-only database, a standby, a lost privilege; not what
+        shows only at COMMIT."""
+        try:
+            with self._connection() as conn, conn.transaction(force_rollback=True):
+                conn.execute(_WRITE_PROBE)
+        except psycopg.Error as exc:  # e.g. ReadOnlySqlTransaction, InsufficientPrivilege
+            raise StoreUnavailable(f"the database refuses writes: {exc}") from exc
 
     @staticmethod
     def _exists(conn: psycopg.Connection[Any], game_id: UUID) -> bool:

@@ -7,7 +7,7 @@ from typing import Any
 from marshmallow import Schema, ValidationError, fields, post_load, validate, validates_schema
 
 from domain.sushigo import SUSHI_GO, Pick
-from domain.sushigo.cards import KINDS
+from domain.sushigo.cards import KINDS, NIGIRI_POINTS
 from domain.sushigo.rules import EDITIONS, PASS_DIRECTIONS
 from service.bodies import RECEIPT_DESCRIPTION, TURN_NUMBER, Receipt, Strict, StrictBoolean
 
@@ -88,8 +88,14 @@ class SushiGoMove(Strict):
     @validates_schema
     def _wasabi_per_card(self, data: dict[str, Any], **_: Any) -> None:
         wasabi = data.get("use_wasabi")
-        if wasabi is not None and len(wasabi) != len(data.get("cards", [])):
+        cards = data.get("cards", [])
+        if wasabi is not None and len(wasabi) != len(cards):
             raise ValidationError("give one true/false per card, in order", "use_wasabi")
+        for card, dip in zip(cards, wasabi or (), strict=False):
+            if dip and card not in NIGIRI_POINTS:  # S8/S9: only a nigiri goes onto a wasabi
+                raise ValidationError(
+                    f"only a nigiri can go onto a wasabi: give false for {card}", "use_wasabi"
+                )
 
     @post_load
     def _to_pick(self, data: dict[str, Any], **_: Any) -> dict[str, Any]:
@@ -262,6 +268,18 @@ class YouView(Schema):
                 "cards (S6), if your hand holds enough."
             )
         },
+    )
+    awaiting_pick = fields.Boolean(
+        required=True,
+        metadata={"description": "The game waits for your pick this turn (S4, S5, S9)."},
+    )
+    chopsticks_usable = fields.Boolean(
+        required=True,
+        metadata={"description": "You may pick two cards now with your chopsticks (S6, S17)."},
+    )
+    free_wasabi = fields.Integer(
+        required=True,
+        metadata={"description": "Wasabi in front of you with no nigiri on them yet (S8)."},
     )
 
 

@@ -251,7 +251,8 @@ function pickBody(view, draft) {
   const hand = view.you.hand;
   const body = { cards: draft.cards.map((i) => hand[i]) };
   if (draft.dummy !== null) body.dummy_card = hand[draft.dummy];
-  if (view.rules.edition === "zoch") body.use_wasabi = draft.cards.map((i) => draft.wasabi[i] !== false);
+  // S9: only a nigiri may go onto a wasabi; the service refuses true for another card.
+  if (view.rules.edition === "zoch") body.use_wasabi = draft.cards.map((i) => isNigiri(hand[i]) && draft.wasabi[i] !== false);
   return body;
 }
 

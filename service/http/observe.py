@@ -1,0 +1,160 @@
+"""What an operator sees of each request: its request id, its log context, its metrics; and the
+probes: ``GET /livez`` (the process answers), ``GET /readyz`` (the database accepts a write),
+``GET /metrics`` (Prometheus). ``GET /healthz`` (service/http/api.py) stays as it was: the
+database answers a read.
+
+A request's id is its ``X-Request-ID`` if the client sent a usable one (a proxy's, a client's
+own), else a new UUID; the answer carries it back, and every log line of the request names it.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+import uuid
+
+from flask import Blueprint, Flask, Response, current_app, g, request
+
+from service import logs, metrics
+from service.http.api import HEALTH, json_response
+from service.http.schemas import Liveness
+from service.store.events import EventStore
+
+HEADER = "X-Request-ID"
+_USABLE_ID = re.compile(r"[A-Za-z0-9._:/+=-]{1,128}")
+
+# One line per request, as gunicorn's access log would write it (method, path without the query,
+# protocol, status), with the time taken and the request's context. Never a header: no token.
+access_log = logging.getLogger("cardroom.access")
+probes = Blueprint("probes", __name__)
+LIVENESS = Liveness()
+
+
+def request_id() -> str:
+    sent = request.headers.get(HEADER, "")
+    return sent if _USABLE_ID.fullmatch(sent) else str(uuid.uuid4())
+
+
+def register(app: Flask, store: EventStore) -> None:
+    app.extensions["cardroom_store"] = store
+
+    @app.before_request
+    def _start() -> None:
+        g.request_id = request_id()
+        g.started = time.perf_counter()
+        game_id = (request.view_args or {}).get("game_id")
+        logs.start(request_id=g.request_id, game_id=game_id)
+
+    @app.after_request
+    def _finish(response: Response) -> Response:
+        response.headers[HEADER] = g.get("request_id") or request_id()
+        route = request.url_rule.rule if request.url_rule else "unmatched"
+        seconds = time.perf_counter() - g.get("started", time.perf_counter())
+        metrics.REQUEST_SECONDS.labels(request.method, route, str(response.status_code)).observe(
+            seconds
+        )
+        metrics.sample_pool(store.pool)
+        _log_access(response.status_code, seconds)
+        return response
+
+    @app.teardown_request
+    def _end(_: BaseException | None) -> None:
+        logs.end()
+
+    app.register_blueprint(probes)
+
+
+@probes.get("/livez")
+def livez() -> Response:
+    """The process answers: nothing else is checked (a restart would not help a database).
+    ---
+    get:
+      tags:
+      - operations
+      operationId: liveness
+      summary: Liveness probe
+      description: >-
+        `200` as long as the process answers; the database is not asked (restarting the process
+        would not mend it). For a Kubernetes `livenessProbe`.
+      security: []
+      responses:
+        '200':
+          description: The process is alive.
+          content:
+            application/json:
+              schema: {$ref: '#/components/schemas/Liveness'}
+        '500': InternalError
+    """
+    return json_response(LIVENESS.dump({"status": "ok"}))
+
+
+@probes.get("/readyz")
+def readyz() -> Response:
+    """Ready for traffic: the database accepts a write (503 problem+json otherwise).
+    ---
+    get:
+      tags:
+      - operations
+      operationId: readiness
+      summary: Readiness probe
+      description: >-
+        `200` when the database accepts a write (an INSERT, rolled back), else `503`: a
+        read-only database, a standby or a lost privilege make it fail while `/healthz` still
+        says `200`. For a Kubernetes `readinessProbe` or a load balancer's health check.
+      security: []
+      responses:
+        '200':
+          description: Ready for traffic.
+          content:
+            application/json:
+              schema: {$ref: '#/components/schemas/Health'}
+        '500': InternalError
+        '503': DatabaseUnavailable
+    """
+    current_app.extensions["cardroom_store"].check_writable()
+    return json_response(HEALTH.dump({"status": "ok", "database": "ok"}))
+
+
+@probes.get("/metrics")
+def prometheus() -> Response:
+    """The metrics, summed over every worker process.
+    ---
+    get:
+      tags:
+      - operations
+      operationId: metrics
+      summary: Prometheus metrics
+      description: >-
+        The service's metrics in Prometheus' text format, summed over every worker process:
+        request latency per route and status (`cardroom_http_request_duration_seconds`), moves,
+        appends, append conflicts and retries, open streams and long polls, the connection pool,
+        idempotent replays, clock sweeps, 503s. The README lists them.
+      security: []
+      responses:
+        '200':
+          description: The metrics.
+          content:
+            text/plain:
+              schema:
+                type: string
+        '500': InternalError
+    """
+    metrics.sample_pool(current_app.extensions["cardroom_store"].pool, force=True)
+    body, content_type = metrics.exposition()
+    return Response(body, content_type=content_type)
+
+
+def _log_access(status: int, seconds: float) -> None:
+    protocol = request.environ.get("SERVER_PROTOCOL", "HTTP/1.1")
+    http = {"method": request.method, "path": request.path, "status": status}
+    http["duration_ms"] = round(seconds * 1000, 2)
+    access_log.info(
+        '"%s %s %s" %s %.1f ms',
+        request.method,
+        request.path,
+        protocol,
+        status,
+        seconds * 1000,
+        extra={"http": http},
+    )

@@ -1,0 +1,84 @@
+"""Settings live in one validated place (service/settings.py), listed in the README's table; the
+command line answers a bad setting or an unreachable database with one line, not a traceback."""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from service.cli.main import main
+from service.settings import Settings, env_name
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_version() -> None:
+    run = subprocess.run(
+        [sys.executable, "-m", "service.cli.main", "--version"], capture_output=True, text=True
+    )
+    assert run.returncode == 0
+    assert re.fullmatch(r"cardroom \d+\.\d+\.\d+\S*\n", run.stdout), run.stdout
+
+
+@pytest.mark.parametrize(
+    ("variable", "value"),
+    [
+        ("CARDROOM_POOL_MAX", "abc"),
+        ("CARDROOM_POOL_MAX", "0"),
+        ("CARDROOM_LOG_FORMAT", "xml"),
+        ("CARDROOM_RATE_LIMIT_JOIN", "lots"),
+        ("WEB_CONCURRENCY", "many"),
+    ],
+)
+def test_a_bad_setting_is_one_line(
+    variable: str, value: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv(variable, value)
+    assert main(["migrate"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1, err
+    assert err.startswith(f"cardroom: invalid setting {variable}={value!r}: "), err
+
+
+def test_an_unreachable_database_is_one_line(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with socket_closed() as port:
+        monkeypatch.setenv("DATABASE_URL", f"postgresql://someone:secret@127.0.0.1:{port}/x")
+        assert main(["migrate"]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1, err
+    assert err.startswith("cardroom: cannot reach the database: "), err
+    assert "secret" not in err
+
+
+@contextlib.contextmanager
+def socket_closed() -> Iterator[int]:
+    """A port nothing listens on (bound, never listening, for the test's duration)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        yield sock.getsockname()[1]
+
+
+def test_the_readme_lists_every_setting() -> None:
+    readme = (ROOT / "README.md").read_text()
+    table = readme.split("<!-- settings:start -->")[1].split("<!-- settings:end -->")[0]
+    listed = set(re.findall(r"^\| `([A-Z_]+)` \|", table, re.M))
+    assert listed == {env_name(field) for field in Settings.model_fields}
+
+
+def test_no_setting_is_read_elsewhere() -> None:
+    """Only service/settings.py reads the service's settings from the environment."""
+    readers = []
+    for path in (ROOT / "service").rglob("*.py"):
+        text = path.read_text()
+        if path.name != "settings.py" and re.search(r"environ(\.get)?[\[(]\"CARDROOM_", text):
+            readers.append(str(path.relative_to(ROOT)))
+    assert readers == []
