@@ -928,3 +928,34 @@ def test_concurrent_joins_take_distinct_seats(api: ApiClient) -> None:
     assert len(full) == 1
     expect_problem(full[0], 409, "game_full")
     assert len({g["token"] for g in granted}) == 5
+
+
+def test_a_lobby_row_names_the_seats_free_seats_and_whose_move_it_is(api: ApiClient) -> None:
+    """Issue 17: the lobby shows each game's players, free seats and whose turn it is from one
+    GET /games, not one request per game."""
+    body = {"game": "sushi-go", "players": 3, "bots": [{"seat": 2, "kind": "greedy"}]}
+    created = api.post("/games", json=body).json()
+    game_id = created["id"]
+
+    def row() -> dict[str, Any]:
+        games = list_all_games(api, {"game": "sushi-go", "order": "newest", "limit": 100})
+        return next(g for g in games if g["id"] == game_id)
+
+    waiting = row()
+    assert waiting["free_seats"] == 2 and waiting["waiting_for"] == []
+    assert waiting["seats"][0] == {"seat": 0, "name": None, "bot": None}
+    ana = api.post(f"/games/{game_id}/players", json={"name": "Ana"}).json()
+    api.post(f"/games/{game_id}/players", json={"name": "Bo"})  # the bot sits down after Bo
+    playing = row()
+    assert playing["status"] == "playing" and playing["free_seats"] == 0
+    assert [(s["name"], s["bot"]) for s in playing["seats"]][:2] == [("Ana", None), ("Bo", None)]
+    assert playing["seats"][2]["bot"] == "greedy"
+    assert playing["waiting_for"] == [0, 1]  # the bot has picked already (S4: all at once)
+    hand = api.get(f"/games/{game_id}", headers={"Authorization": f"Bearer {ana['token']}"})
+    card = hand.json()["you"]["hand"][0]
+    api.post(
+        f"/games/{game_id}/moves",
+        json={"cards": [card]},
+        headers={"Authorization": f"Bearer {ana['token']}"},
+    )
+    assert row()["waiting_for"] == [1]

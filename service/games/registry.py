@@ -35,6 +35,8 @@ class GameAdapter:
     # Which turn a state is at. A move is meant for the turn it was decided against: if the turn
     # ends while the request retries a lost append race, the move is not re-decided for the next.
     turn: Callable[[Any], Hashable] = lambda state: None
+    # The seats whose move a playing game waits for, read from its public view (the lobby).
+    waiting_for: Callable[[dict[str, Any]], list[int]] = lambda view: []
 
 
 def _sushigo_turn(state: Any) -> tuple[int, int]:
@@ -45,9 +47,19 @@ def _sequence_turn(state: Any) -> int:
     return state.turn  # one seat moves per turn; a dead card's discard (Q7) keeps the turn
 
 
+def _sushigo_waiting_for(view: dict[str, Any]) -> list[int]:
+    return [s["seat"] for s in view["seats"] if not s["picked"]]  # S4: all pick at once
+
+
+def _sequence_waiting_for(view: dict[str, Any]) -> list[int]:
+    return [] if view["seat_to_move"] is None else [view["seat_to_move"]]
+
+
 ADAPTERS: dict[str, GameAdapter] = {
     SUSHI_GO.name: GameAdapter(
-        SUSHI_GO, SushiGoRules(), SushiGoMove(), SushiGoView(), SushiGoScoreSheet(), _sushigo_turn
+        SUSHI_GO, SushiGoRules(), SushiGoMove(), SushiGoView(), SushiGoScoreSheet(),
+        _sushigo_turn,
+        _sushigo_waiting_for,
     ),
     SEQUENCE.name: GameAdapter(
         SEQUENCE,
@@ -56,5 +68,6 @@ ADAPTERS: dict[str, GameAdapter] = {
         SequenceView(),
         SequenceScoreSheet(),
         _sequence_turn,
+        _sequence_waiting_for,
     ),
 }

@@ -28,7 +28,7 @@ from service.http.schemas import (
 )
 from service.live import hub as live
 from service.play import GameService, Loaded, adapter_for
-from service.store.events import GameCursor, GameNotFound, StoredEvent
+from service.store.events import GameCursor, GameNotFound, GameRow, StoredEvent
 
 api = Blueprint("api", __name__)
 
@@ -148,20 +148,30 @@ def list_games() -> Response:
     )
     page = rows[:limit]
     body = {
-        "games": [
-            {
-                "id": r.id,
-                "game": r.game,
-                "status": r.status,
-                "version": r.version or 0,
-                "created_at": r.created_at,
-                "url": game_url(r.id),
-            }
-            for r in page
-        ],
+        "games": [game_summary(r) for r in page],
         "next": page[-1].cursor.encode() if len(rows) > limit else None,
     }
     return json_response(GAME_LIST.dump(body))
+
+
+def game_summary(row: GameRow) -> dict[str, Any]:
+    """A lobby row: who sits where, free seats, whose move it is (from the public view of the
+    game's state, which the service keeps folded for recent games)."""
+    loaded = games().load(row.id)
+    view = loaded.adapter.game.view(loaded.state, Viewer(None))
+    seats = [{"seat": s["seat"], "name": s["name"], "bot": s["bot"]} for s in view["seats"]]
+    playing = view["status"] == "playing"
+    return {
+        "id": row.id,
+        "game": row.game,
+        "status": row.status,
+        "version": row.version or 0,
+        "created_at": row.created_at,
+        "url": game_url(row.id),
+        "seats": seats,
+        "free_seats": sum(1 for s in view["seats"] if not s["taken"] and not s["bot"]),
+        "waiting_for": loaded.adapter.waiting_for(view) if playing else [],
+    }
 
 
 @api.get("/games/<game_id>")

@@ -90,6 +90,18 @@ class EventsQuery(Strict):
 # --- responses ----------------------------------------------------------------------------------
 
 
+class SeatSummary(Schema):
+    seat = fields.Integer(required=True, metadata={"description": "The seat's number, from 0."})
+    name = fields.String(
+        allow_none=True, required=True, metadata={"description": "Who sits there; null if free."}
+    )
+    bot = fields.String(
+        allow_none=True,
+        required=True,
+        metadata={"description": "The kind of bot playing the seat (random, greedy), or null."},
+    )
+
+
 class GameSummary(Schema):
     id = fields.UUID(required=True)
     game = fields.String(required=True)
@@ -97,6 +109,22 @@ class GameSummary(Schema):
     version = fields.Integer(required=True)
     created_at = fields.AwareDateTime(required=True)
     url = fields.String(required=True)
+    seats = fields.List(
+        fields.Nested(SeatSummary),
+        required=True,
+        metadata={"description": "Every seat, in order: who sits there, or null while free."},
+    )
+    free_seats = fields.Integer(
+        required=True, metadata={"description": "How many seats a person can still join (seats kept for a bot are not)."}
+    )
+    waiting_for = fields.List(
+        fields.Integer(),
+        required=True,
+        metadata={
+            "description": "The seats whose move the game waits for (empty unless playing): "
+            "every seat yet to pick in Sushi Go!, the seat to move in Sequence."
+        },
+    )
 
 
 class GameList(Schema):
