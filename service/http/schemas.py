@@ -115,7 +115,10 @@ class GameSummary(Schema):
         metadata={"description": "Every seat, in order: who sits there, or null while free."},
     )
     free_seats = fields.Integer(
-        required=True, metadata={"description": "How many seats a person can still join (seats kept for a bot are not)."}
+        required=True,
+        metadata={
+            "description": "How many seats a person can still join (seats kept for a bot are not)."
+        },
     )
     waiting_for = fields.List(
         fields.Integer(),
