@@ -959,3 +959,13 @@ def test_a_lobby_row_names_the_seats_free_seats_and_whose_move_it_is(api: ApiCli
         headers={"Authorization": f"Bearer {ana['token']}"},
     )
     assert row()["waiting_for"] == [1]
+
+
+def test_the_games_list_narrowed_to_given_ids(api: ApiClient) -> None:
+    """A client lists its own games (the seats it holds) in one request."""
+    mine = [api.create_game(3)["id"] for _ in range(3)]
+    unknown = str(uuid.uuid4())
+    page = api.get("/games", params={"ids": ",".join([*mine[:2], unknown]), "limit": 10}).json()
+    assert sorted(g["id"] for g in page["games"]) == sorted(mine[:2]) and page["next"] is None
+    bad = api.get("/games", params={"ids": "not-a-game"}, request_valid=None)
+    expect_problem(bad, 400, "invalid_request")

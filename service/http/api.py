@@ -145,6 +145,7 @@ def list_games() -> Response:
         limit=limit + 1,
         after=after,
         order=query["order"],
+        ids=_game_ids(query["ids"]) if "ids" in query else None,
     )
     page = rows[:limit]
     body = {
@@ -152,6 +153,15 @@ def list_games() -> Response:
         "next": page[-1].cursor.encode() if len(rows) > limit else None,
     }
     return json_response(GAME_LIST.dump(body))
+
+
+def _game_ids(text: str) -> list[UUID]:
+    try:
+        return [UUID(part) for part in text.split(",")]
+    except ValueError:
+        raise Problem(
+            400, "invalid_request", "'ids' must be game ids (UUIDs) separated by commas"
+        ) from None
 
 
 def game_summary(row: GameRow) -> dict[str, Any]:

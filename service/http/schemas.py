@@ -80,6 +80,13 @@ class ListGamesQuery(Strict):
     limit = fields.Integer(load_default=20, validate=validate.Range(min=1, max=100))
     after = fields.String(validate=validate.Length(max=200))
     order = fields.String(load_default="oldest", validate=validate.OneOf(["oldest", "newest"]))
+    ids = fields.String(
+        validate=validate.Regexp(
+            r"^[0-9a-fA-F-]{36}(,[0-9a-fA-F-]{36}){0,99}$",
+            error="give up to 100 game ids (UUIDs), separated by commas",
+        ),
+        metadata={"description": "Only these games: up to 100 ids, comma-separated."},
+    )
 
 
 class EventsQuery(Strict):
