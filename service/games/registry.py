@@ -57,7 +57,11 @@ def _sequence_waiting_for(view: dict[str, Any]) -> list[int]:
 
 ADAPTERS: dict[str, GameAdapter] = {
     SUSHI_GO.name: GameAdapter(
-        SUSHI_GO, SushiGoRules(), SushiGoMove(), SushiGoView(), SushiGoScoreSheet(),
+        SUSHI_GO,
+        SushiGoRules(),
+        SushiGoMove(),
+        SushiGoView(),
+        SushiGoScoreSheet(),
         _sushigo_turn,
         _sushigo_waiting_for,
     ),

@@ -25,7 +25,7 @@ async function route() {
     await showReplay(main, replay[1], replay[2] ? Number(replay[2]) : null);
   } else if (hash === "#/" || hash === "#") {
     shown = "lobby";
-    await showLobby(main);
+    leave = await showLobby(main);
   } else {
     shown = null;
     replace(main, h("h1", {}, "Not found"), h("p", {}, h("a", { href: "#/" }, "Back to the lobby")));

@@ -3,9 +3,12 @@
 import { api, follow, forgetSeat, rememberSeat, seatOf } from "./api.js";
 import { focusKey, restoreFocus } from "./focus.js";
 import { moduleFor } from "./games.js";
-import { clearNotice, h, notify, replace } from "./ui.js";
+import { clearNotice, clearTroubleNotice, h, notify, replace } from "./ui.js";
 
 const LOG_LINES = 40;
+const BURST_MS = 40; // events that arrive together (a pick and the bots' answers): one refresh
+// Only these events change the score sheet (a round's or the game's end).
+const SCORING = new Set(["round_scored", "game_ended"]);
 
 export async function showGame(main, gameId) {
   const page = new GamePage(main, gameId);
@@ -32,6 +35,10 @@ class GamePage {
     this.seen = undefined; // the last event version the log has taken in
     this.connection = undefined; // the stream's state, shown next to "You are…"
     this.announced = undefined; // the phase last said in the live region
+    this.burst = null; // the timer that gathers a burst of events into one refresh
+    this.focusHand = false; // after a pick, focus goes back to the hand once it is offered
+    this.onLine = () => this.reconnect();
+    this.offLine = () => this.showConnection("offline");
   }
 
   get token() {
@@ -41,15 +48,37 @@ class GamePage {
   async start() {
     await this.refresh();
     if (!this.view) return;
+    this.module = await moduleFor(this.view.game);
+    this.resetDraft();
     await this.loadLog();
+    // The game may have moved on between the two answers (e.g. it started): the log is newer
+    // than the view, and the stream follows the log, so catch the view up now.
+    if (this.seen > this.view.version) await this.refresh();
     if (this.view.status !== "waiting") await this.loadScores();
     this.render();
     this.listen();
+    window.addEventListener("online", this.onLine);
+    window.addEventListener("offline", this.offLine);
+    document.addEventListener("visibilitychange", this.onVisible);
   }
 
   stop() {
     this.stream?.stop();
     clearInterval(this.clock);
+    clearTimeout(this.burst);
+    window.removeEventListener("online", this.onLine);
+    window.removeEventListener("offline", this.offLine);
+    document.removeEventListener("visibilitychange", this.onVisible);
+    document.title = "Cardroom";
+  }
+
+  onVisible = () => this.showTitle();
+
+  /** Back online: follow the stream again at once (not after its back-off) and catch up. */
+  async reconnect() {
+    this.listen();
+    await this.refresh();
+    this.render();
   }
 
   listen() {
@@ -73,6 +102,7 @@ class GamePage {
         this.stale = false;
         try {
           this.setView(await api("GET", `/games/${this.id}`, { token: this.token }));
+          clearTroubleNotice(); // the service answers again
         } catch (error) {
           if (error.status === 401 && this.seat) {
             forgetSeat(this.id); // a token this game does not know: watch instead
@@ -99,7 +129,11 @@ class GamePage {
   setView(view) {
     if (this.view && view.version < this.view.version) return; // an older answer arrived late
     this.view = view;
-    this.module = moduleFor(view.game);
+    if (this.module) this.resetDraft();
+  }
+
+  resetDraft() {
+    const view = this.view;
     const you = view.you;
     const key = JSON.stringify([view.round, view.turn, you?.hand, you?.pick, you?.your_turn, you?.can_discard]);
     if (key !== this.draftKey) {
@@ -134,10 +168,21 @@ class GamePage {
     this.log.length = Math.min(this.log.length, LOG_LINES);
   }
 
-  async onEvent(record) {
+  onEvent(record) {
     this.addLog(record);
-    if (record.type !== "card_picked") this.sheetStale = true; // a hidden pick changes no score
-    await this.refresh();
+    if (SCORING.has(record.type)) this.sheetStale = true;
+    // One refresh per burst: the events of one append arrive together.
+    clearTimeout(this.burst);
+    this.burst = setTimeout(() => this.catchUp(), BURST_MS);
+  }
+
+  async catchUp() {
+    if (this.busy) {
+      // This page's move is under way: its answer is the view after it, which may hold these.
+      this.burst = setTimeout(() => this.catchUp(), BURST_MS);
+      return;
+    }
+    if (this.seen > this.view.version) await this.refresh();
     if (this.sheetStale && this.view.status !== "waiting") {
       this.sheetStale = false;
       await this.loadScores();
@@ -146,10 +191,11 @@ class GamePage {
   }
 
   showConnection(state) {
-    this.connection = state ?? this.connection;
+    if (state === "live" && this.connection !== "live") clearTroubleNotice(); // recovered
+    this.connection = navigator.onLine === false ? "offline" : (state ?? this.connection);
     const el = document.getElementById("connection");
     if (!el) return;
-    el.textContent = { live: "● live", reconnecting: "○ reconnecting…", ended: "" }[this.connection] ?? "";
+    el.textContent = { live: "● live", reconnecting: "○ reconnecting…", offline: "○ offline: waiting for the network…", ended: "" }[this.connection] ?? "";
     el.className = `connection ${this.connection}`;
   }
 
@@ -182,6 +228,8 @@ class GamePage {
       this.listen(); // the stream again, now with the seat's token: it shows your own cards
     } catch (error) {
       notify(error.message);
+      await this.refresh(); // e.g. the last seat went meanwhile: show the game as it is now
+      this.render();
     }
   }
 
@@ -204,7 +252,7 @@ class GamePage {
       view.status === "waiting" ? this.invite() : null,
       h("div", { class: `game-body${this.busy ? " busy" : ""}`, id: "game", "aria-busy": this.busy ? "true" : "false",
         dataset: { version: view.version, status: view.status } },
-        m.render(view, this.draft, { onChange: () => this.render(), onMove: (body) => this.move(body) })),
+        m.render(view, this.draft, { onChange: () => this.render(), onMove: (body) => { this.focusHand = true; return this.move(body); } })),
       view.status === "over"
         ? h("p", { class: "cta" }, h("a", { class: "button primary", href: `#/replay/${this.id}`, id: "replay-link" }, "Replay this game, turn by turn"))
         : null,
@@ -220,7 +268,24 @@ class GamePage {
     );
     this.showConnection();
     restoreFocus(focus, this.main);
+    this.returnToHand();
     this.announce(m.phase(view));
+    this.showTitle();
+  }
+
+  /** After a pick, keyboard focus goes back to the hand as soon as it offers the next cards. */
+  returnToHand() {
+    if (!this.focusHand || this.busy) return;
+    const card = this.main.querySelector("#hand button.pickable, #hand button.sq-card");
+    if (!card) return;
+    this.focusHand = false;
+    card.focus({ preventScroll: true });
+  }
+
+  /** "Your turn" in the tab's title while the page is in the background. */
+  showTitle() {
+    const waiting = this.view && this.module?.yourTurn(this.view);
+    document.title = waiting && document.hidden ? "▶ Your turn — Cardroom" : "Cardroom";
   }
 
   /** Screen readers hear the phase when it changes (one live region that outlives renders). */
@@ -252,7 +317,7 @@ class GamePage {
   joinPanel() {
     const view = this.view;
     if (this.seat || view.status !== "waiting") return null;
-    const open = view.seats.filter((s) => !s.taken).length;
+    const open = view.seats.filter((s) => !s.taken && !s.bot).length; // a bot's seat is kept
     if (!open) return null;
     const input = h("input", { id: "join-name", name: "name", required: true, maxlength: 40, autocomplete: "nickname", value: localStorage.getItem("cardroom.name") || "" });
     return h("form", { class: "panel join", id: "join", onsubmit: (e) => { e.preventDefault(); this.join(input.value.trim()); } },

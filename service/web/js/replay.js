@@ -17,7 +17,7 @@ export async function showReplay(main, gameId, version) {
     replace(main, h("h1", {}, "Game not found"), h("p", {}, error.message), h("p", {}, h("a", { href: "#/" }, "Back to the lobby")));
     return;
   }
-  const m = moduleFor(view.game);
+  const m = await moduleFor(view.game);
   if (view.status !== "over") {
     replace(main, h("h1", {}, `${m.title}: replay`),
       h("p", {}, "This game is not over yet. Its replay opens once it ends, when every hand and the seed are public."),

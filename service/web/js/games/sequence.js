@@ -6,6 +6,9 @@ import { h, plural } from "../ui.js";
 
 export const title = "Sequence";
 
+/** Whether the view's seat is the one to move now. */
+export const yourTurn = (view) => view.status === "playing" && Boolean(view.you?.your_turn);
+
 const SIZE = 10;
 const COLUMNS = "ABCDEFGHIJ";
 const CORNER = "XX";

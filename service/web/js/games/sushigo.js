@@ -48,6 +48,9 @@ export function describeGame(view) {
 
 export const title = "Sushi Go!";
 
+/** Whether the view's seat has a pick to make now (the tab's title says so in the background). */
+export const yourTurn = (view) => view.status === "playing" && Boolean(view.you?.hand?.length && !view.you.pick);
+
 export function phase(view) {
   if (view.status === "waiting") return "Waiting for players";
   if (view.status === "over") {
