@@ -171,3 +171,54 @@ def test_a_game_still_playing_has_no_replay_yet(contexts: Any, live_server: Any)
     expect(page.locator("main")).to_contain_text("This game is not over yet")
     page.get_by_role("link", name="Watch it live").click()
     expect(page.locator("#phase")).to_have_text("Waiting for players")
+
+
+def zoch_game_with_both_wasabi_cases(base: str) -> tuple[str, dict[str, Any], dict[str, Any]]:
+    """A finished zoch game of random bots (they sometimes decline a wasabi, S9) with a nigiri
+    on a wasabi and one kept off a free wasabi; returns the game and each (round, seat, card)."""
+    for _ in range(30):
+        bots = [{"seat": s, "kind": "random"} for s in range(3)]
+        body = {"game": "sushi-go", "players": 3, "rules": {"edition": "zoch"}, "bots": bots}
+        game_id = requests.post(base + "/games", json=body, timeout=10).json()["id"]
+        found: dict[str, dict[str, Any]] = {}
+        sections = get(base, f"/games/{game_id}/audit")["provenance"]
+        for section in (s for s in sections if s["kind"] == "round"):
+            for seat in section["seats"]:
+                nigiri = next(c for c in seat["categories"] if c["category"] == "nigiri")
+                for card in nigiri["cards"]:
+                    case = (
+                        "on"
+                        if "wasabi" in card
+                        else "declined"
+                        if "declined_wasabi" in card
+                        else ""
+                    )
+                    if case:
+                        found.setdefault(
+                            case, {"round": section["round"], "seat": seat, "card": card}
+                        )
+        if len(found) == 2:
+            return game_id, found["on"], found["declined"]
+    raise AssertionError("no game of 30 had both cases")
+
+
+def test_the_replay_says_on_a_wasabi_and_when_a_wasabi_was_declined(
+    contexts: Any, live_server: Any
+) -> None:
+    """Before: the page read `on_wasabi` where the audit sends `wasabi`, so a 6-point salmon was
+    left unexplained; a declined wasabi (zoch, S9) was not said either."""
+    game_id, on, declined = zoch_game_with_both_wasabi_cases(live_server.url)
+    page = contexts().new_page()
+    page.goto(f"/#/replay/{game_id}")
+    for case, said in ((on, "on a wasabi: triple points"), (declined, "kept off a free wasabi")):
+        score = page.locator(
+            f"#score-sheet button[data-round='{case['round']}']"
+            f"[data-seat='{case['seat']['seat']}'][data-category='nigiri']"
+        )
+        score.click()
+        card = case["card"]
+        line = page.locator("#provenance li", has_text=f"picked at version {card['picked']}")
+        expect(line.first).to_contain_text(NAMES[card["card"]])
+        expect(line.first).to_contain_text(f"{card['points']} pts")
+        expect(line.first).to_contain_text(said)
+    screenshot(page, "replay-4-wasabi")

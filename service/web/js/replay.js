@@ -176,9 +176,11 @@ class Replay {
     for (const [key, label] of [["picked", "picked"], ["revealed", "revealed"], ["played", "played"]]) {
       if (typeof card[key] === "number") steps.push(jump(label, card[key]));
     }
+    if (typeof card.wasabi?.picked === "number") steps.push(jump("its wasabi picked", card.wasabi.picked));
     const extra = [];
     if (card.points !== undefined) extra.push(`${card.points} pts`);
-    if (card.on_wasabi) extra.push("on a wasabi");
+    if (card.wasabi) extra.push("on a wasabi: triple points");
+    if (card.declined_wasabi) extra.push("kept off a free wasabi by its owner's choice (S9)");
     if (card.cell) extra.push(`on ${this.m.cellName ? this.m.cellName(card.cell) : card.cell.join(",")}`);
     return h("li", {}, this.m.cardName(card.card), extra.length ? ` (${extra.join(", ")})` : "", steps.length ? " — " : "", steps.reduce((a, b) => (a.length ? [...a, ", ", b] : [b]), []));
   }
