@@ -263,7 +263,7 @@ class GamePage {
       h("section", { class: "panel log", "aria-label": "What happened" },
         h("h2", {}, "What happened"),
         this.log.length
-          ? h("ul", { id: "log" }, this.log.map((e) => h("li", { dataset: { version: e.version } }, h("span", { class: "v muted small" }, `v${e.version}`), " ", e.line)))
+          ? h("ul", { id: "log", tabindex: 0, "aria-label": "Events, newest first" }, this.log.map((e) => h("li", { dataset: { version: e.version } }, h("span", { class: "v muted small" }, `v${e.version}`), " ", e.line)))
           : h("p", { class: "muted" }, "Nothing yet.")),
     );
     this.showConnection();

@@ -625,7 +625,7 @@ export function scoreSheet(sheet, { onScore } = {}) {
         ? h("ul", { class: "sq-runs" }, t.runs.map((run) => h("li", {}, describeRun(run))))
         : h("span", { class: "muted" }, "none")));
   });
-  return h("div", { class: "score-sheet sq-sheet", id: "score-sheet" },
+  return h("div", { class: "score-sheet sq-sheet", id: "score-sheet", tabindex: 0, role: "group", "aria-label": "Score sheet" },
     h("p", { class: "sq-sheet-result", id: "result" }, sheetResult(sheet)),
     h("div", { class: "sq-table-scroll" },
       h("table", { class: "sheet totals", id: "totals" },

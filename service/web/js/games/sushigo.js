@@ -137,7 +137,7 @@ export function newDraft() {
 
 /** The live game: every seat's table, then your hand (if you have a seat and it is playing). */
 export function render(view, draft, { onChange, onMove }) {
-  return h("div", { class: "sushigo" }, hand(view, draft, { onChange, onMove }), table(view));
+  return h("div", { class: "sushigo" }, hand(view, draft, { onChange, onMove }), h("h2", { class: "visually-hidden" }, "The table"), table(view));
 }
 
 /** A finished game at some version (replay): everything is public, nothing to pick. */
@@ -325,5 +325,6 @@ export function scoreSheet(sheet, { onScore } = {}) {
     h("caption", {}, "Totals"),
     h("tbody", {}, sheet.totals.map((t) => h("tr", { class: winners.has(t.seat) ? "winner" : "" },
       h("th", { scope: "row" }, t.name), h("td", {}, t.total), h("td", {}, winners.has(t.seat) ? "winner" : "")))));
-  return h("div", { class: "score-sheet", id: "score-sheet" }, rounds, puddings, totals);
+  // It scrolls sideways on a phone: focusable, so that a keyboard can scroll it too.
+  return h("div", { class: "score-sheet", id: "score-sheet", tabindex: 0, role: "group", "aria-label": "Score sheet" }, rounds, puddings, totals);
 }
