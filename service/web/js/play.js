@@ -9,6 +9,7 @@ const LOG_LINES = 40;
 const BURST_MS = 40; // events that arrive together (a pick and the bots' answers): one refresh
 // Only these events change the score sheet (a round's or the game's end).
 const SCORING = new Set(["round_scored", "game_ended"]);
+const SUMMARY_MS = 15_000; // a round's summary stays this long unless the player goes on
 
 export async function showGame(main, gameId) {
   const page = new GamePage(main, gameId);
@@ -37,6 +38,8 @@ class GamePage {
     this.announced = undefined; // the phase last said in the live region
     this.burst = null; // the timer that gathers a burst of events into one refresh
     this.focusHand = false; // after a pick, focus goes back to the hand once it is offered
+    this.summary = null; // the round whose summary is shown (a round_scored seen live)
+    this.summaryTimer = null;
     this.onLine = () => this.reconnect();
     this.offLine = () => this.showConnection("offline");
   }
@@ -66,6 +69,7 @@ class GamePage {
     this.stream?.stop();
     clearInterval(this.clock);
     clearTimeout(this.burst);
+    clearTimeout(this.summaryTimer);
     window.removeEventListener("online", this.onLine);
     window.removeEventListener("offline", this.offLine);
     document.removeEventListener("visibilitychange", this.onVisible);
@@ -171,6 +175,7 @@ class GamePage {
   onEvent(record) {
     this.addLog(record);
     if (SCORING.has(record.type)) this.sheetStale = true;
+    if (record.type === "round_scored") this.showSummary(record.data.round);
     // One refresh per burst: the events of one append arrive together.
     clearTimeout(this.burst);
     this.burst = setTimeout(() => this.catchUp(), BURST_MS);
@@ -188,6 +193,52 @@ class GamePage {
       await this.loadScores();
     }
     this.render();
+  }
+
+  /** A round's outcome stays on screen until the player goes on, or SUMMARY_MS pass. */
+  showSummary(round) {
+    this.summary = round;
+    clearTimeout(this.summaryTimer);
+    this.summaryTimer = setTimeout(() => this.hideSummary(), SUMMARY_MS);
+  }
+
+  hideSummary() {
+    clearTimeout(this.summaryTimer);
+    this.summary = null;
+    this.render();
+  }
+
+  summaryPanel() {
+    const content = this.summary && this.sheet && this.module.roundSummary?.(this.sheet, this.summary, this.view);
+    if (!content) return null;
+    return h("section", { class: "panel round-summary", id: "round-summary", dataset: { round: this.summary }, "aria-live": "polite" },
+      content, h("button", { type: "button", class: "primary", id: "round-summary-continue", onclick: () => this.hideSummary() }, "Continue"));
+  }
+
+  finalPanel() {
+    const content = this.view.status === "over" && this.sheet && this.module.finalSummary?.(this.sheet, this.view);
+    if (!content) return null;
+    return h("section", { class: "panel final", id: "final" }, content,
+      h("p", { class: "cta" },
+        h("a", { class: "button primary", href: `#/replay/${this.id}`, id: "replay-link" }, "Replay this game, turn by turn"), " ",
+        h("button", { type: "button", class: "secondary", id: "rematch", onclick: () => this.rematch() }, "Rematch: same game, same people and bots")));
+  }
+
+  /** The same game again: same rules, the same bots at the same seats, the same clock; this
+   * browser sits down, and the others join by the invitation link. */
+  async rematch() {
+    const { players, ...rules } = this.view.rules;
+    const bots = this.view.seats.filter((s) => s.bot).map((s) => ({ seat: s.seat, kind: s.bot, name: s.name }));
+    const body = { game: this.view.game, players, rules, bots };
+    if (this.view.turn_seconds) body.turn_seconds = this.view.turn_seconds;
+    try {
+      const game = await api("POST", "/games", { body });
+      const grant = await api("POST", `/games/${game.id}/players`, { body: { name: this.seat?.name || localStorage.getItem("cardroom.name") || "Player" } });
+      rememberSeat(game.id, grant);
+      location.hash = `#/game/${game.id}`;
+    } catch (error) {
+      notify(error.message);
+    }
   }
 
   showConnection(state) {
@@ -248,13 +299,16 @@ class GamePage {
         h("p", { class: "phase", id: "phase" }, m.phase(view)),
         h("p", { class: "muted small" }, h("span", { id: "connection", class: "connection" }), " ", this.whoAmI())),
       this.deadline(),
+      this.summaryPanel(),
+      this.finalPanel(),
       this.joinPanel(),
       view.status === "waiting" ? this.invite() : null,
       h("div", { class: `game-body${this.busy ? " busy" : ""}`, id: "game", "aria-busy": this.busy ? "true" : "false",
         dataset: { version: view.version, status: view.status } },
         m.render(view, this.draft, { onChange: () => this.render(), onMove: (body) => { this.focusHand = true; return this.move(body); } })),
-      view.status === "over"
-        ? h("p", { class: "cta" }, h("a", { class: "button primary", href: `#/replay/${this.id}`, id: "replay-link" }, "Replay this game, turn by turn"))
+      view.status === "over" && !this.module.finalSummary
+        ? h("p", { class: "cta" }, h("a", { class: "button primary", href: `#/replay/${this.id}`, id: "replay-link" }, "Replay this game, turn by turn"),
+            " ", h("button", { type: "button", class: "secondary", id: "rematch", onclick: () => this.rematch() }, "Rematch: same game, same people and bots"))
         : null,
       this.sheet && this.sheet.rounds?.length !== 0
         ? h("details", { class: "panel", open: view.status === "over" || undefined, id: "scores" },

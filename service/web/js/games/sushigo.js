@@ -286,6 +286,61 @@ export function describeEvent(view, record) {
 
 // --- the score sheet --------------------------------------------------------------------------
 
+function roundTable(r, categories, cell = (round, row, category) => h("td", {}, category === "total" ? String(row.total) : categoryCell(category, row[category]))) {
+  return h("table", { class: "sheet", dataset: { round: r.round } },
+    h("caption", {}, `Round ${r.round}`),
+    h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "Player"), categories.map((c) => h("th", { scope: "col" }, CATEGORY_NAMES[c] || c)), h("th", { scope: "col" }, "Round total"))),
+    h("tbody", {}, r.seats.map((row) => h("tr", { dataset: { seat: row.seat } }, h("th", { scope: "row" }, row.name), categories.map((c) => cell(r.round, row, c)), cell(r.round, row, "total")))),
+  );
+}
+
+/** What a round's end gave each seat (the API's score sheet), its maki standings and the
+ * puddings kept so far (the view): shown before play goes on. */
+export function roundSummary(sheet, round, view) {
+  const r = sheet.rounds.find((x) => x.round === round);
+  if (!r) return null;
+  const categories = sheet.categories.filter((c) => c !== "pudding");
+  const maki = [...r.seats].sort((a, b) => (b.maki?.icons ?? 0) - (a.maki?.icons ?? 0));
+  const puddings = [...view.seats.map((s) => [s.name, s.puddings]), ...(view.dummy ? [["Dummy", view.dummy.puddings]] : [])];
+  return [
+    h("h2", {}, `Round ${round} scored`),
+    h("div", { class: "score-sheet", tabindex: 0, role: "group", "aria-label": `Round ${round} points` }, roundTable(r, categories)),
+    h("p", { class: "maki-standings" }, "Maki standings: ",
+      maki.map((row) => `${row.name} ${plural(row.maki?.icons ?? 0, "icon")} → ${row.maki?.points ?? 0}`).join(" · ")),
+    round < 3 ? h("p", { class: "puddings-so-far" }, "Puddings kept for the end: ", puddings.map(([name, n]) => `${name} ${n}`).join(" · ")) : null,
+  ];
+}
+
+/** The game's end in words: the ranking, the pudding points and how a tie was broken (S16). */
+export function finalSummary(sheet, view) {
+  const players = view.rules.players; // seats past these are the dummy's (it cannot win, S17)
+  const puddings = new Map((sheet.puddings || []).map((p) => [p.seat, p]));
+  const ranking = [...sheet.totals].sort((a, b) => b.total - a.total || (puddings.get(b.seat)?.count ?? 0) - (puddings.get(a.seat)?.count ?? 0));
+  const winners = new Set(sheet.winners || []);
+  const line = (t) => {
+    const p = puddings.get(t.seat);
+    const pudding = p ? ` (puddings: ${p.count}, ${p.points >= 0 ? "+" : ""}${p.points})` : "";
+    const dummy = t.seat >= players ? " — the dummy cannot win (S17)" : "";
+    return h("li", { dataset: { seat: t.seat }, class: winners.has(t.seat) ? "winner" : "" }, `${t.name}: ${plural(t.total, "point")}${pudding}${dummy}`);
+  };
+  return [h("h2", {}, "Final ranking"), h("ol", { class: "ranking", id: "ranking" }, ranking.map(line)), h("p", { id: "verdict", class: "summary" }, verdict(sheet, players, puddings))];
+}
+
+function verdict(sheet, players, puddings) {
+  const seats = sheet.totals.filter((t) => t.seat < players);
+  const best = Math.max(...seats.map((t) => t.total));
+  const tied = seats.filter((t) => t.total === best);
+  const names = (list) => list.map((t) => t.name).join(" and ");
+  const winners = seats.filter((t) => (sheet.winners || []).includes(t.seat));
+  if (tied.length === 1) return `${names(winners)} wins with ${plural(best, "point")}.`;
+  const count = (t) => puddings.get(t.seat)?.count ?? 0;
+  if (winners.length === 1) {
+    const others = tied.filter((t) => t.seat !== winners[0].seat).map(count);
+    return `${names(tied)} tie on ${plural(best, "point")}; ${winners[0].name} wins on puddings, ${count(winners[0])} to ${others.join(" and ")} (S16).`;
+  }
+  return `${names(winners)} tie on ${plural(best, "point")} and on puddings (${count(winners[0])} each): a shared win (S16).`;
+}
+
 function categoryCell(category, entry) {
   if (!entry) return "";
   const detail = [];
@@ -306,13 +361,7 @@ export function scoreSheet(sheet, { onScore } = {}) {
     return h("td", {}, h("button", { type: "button", class: "linklike", dataset: { round, seat: row.seat, category },
       onclick: () => onScore(round, row.seat, category), "aria-label": `${CATEGORY_NAMES[category] || "Total"} of ${row.name} in round ${round}: ${text}. Show where it comes from.` }, text));
   };
-  const rounds = sheet.rounds.map((r) =>
-    h("table", { class: "sheet", dataset: { round: r.round } },
-      h("caption", {}, `Round ${r.round}`),
-      h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "Player"), categories.map((c) => h("th", { scope: "col" }, CATEGORY_NAMES[c] || c)), h("th", { scope: "col" }, "Round total"))),
-      h("tbody", {}, r.seats.map((row) => h("tr", {}, h("th", { scope: "row" }, row.name), categories.map((c) => cell(r.round, row, c)), cell(r.round, row, "total")))),
-    ),
-  );
+  const rounds = sheet.rounds.map((r) => roundTable(r, categories, cell));
   const puddings = sheet.puddings
     ? h("table", { class: "sheet puddings" },
         h("caption", {}, "Puddings (end of the game)"),
