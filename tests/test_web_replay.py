@@ -140,6 +140,11 @@ def test_a_score_shows_its_cards_events_and_rule(
             f"revealed at version {card['revealed']}"
         )
     screenshot(page, "replay-2-provenance")
+    # The rule's text is beside the score, and its code links to the rulings served from
+    # docs/rules (GET /rules/sushi-go).
+    rulings = {r["code"]: r["text"] for r in get(base, "/rules/sushi-go")["rulings"]}
+    code = maki["rules"][0]
+    expect(origin.locator(f".ruling-text[data-rule='{code}']")).to_contain_text(rulings[code])
     if maki["cards"]:
         first = maki["cards"][0]
         origin.get_by_role("button", name=f"picked at version {first['picked']}").click()
@@ -147,6 +152,12 @@ def test_a_score_shows_its_cards_events_and_rule(
         expect(page.locator("#replay-state h2")).to_have_text(
             f"The table at version {first['picked']}"
         )
+    origin.get_by_role("link", name=code, exact=True).first.click()
+    expect(page.locator(f"#rule-{code}")).to_have_class("target")
+    expect(page.locator(f"#rule-{code}")).to_contain_text(rulings[code])
+    expect(page.locator(f"#rule-{code}")).to_be_focused()
+    page.click("#rules-back")
+    expect(page.locator("#audit h2")).to_have_text("✔ Audit passed")  # back in the replay
 
 
 def test_replay_reads_well_on_a_phone(

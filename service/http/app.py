@@ -12,6 +12,7 @@ from psycopg_pool import ConnectionPool
 
 from service.http import abuse, idempotency, problems
 from service.http.api import api
+from service.http.rulings import rulings_api
 from service.http.stream import stream_api
 from service.http.web_page import web
 from service.live import clock
@@ -62,6 +63,7 @@ def create_app(
     problems.register(app)
     app.register_blueprint(api)
     app.register_blueprint(stream_api)
+    app.register_blueprint(rulings_api)
     app.register_blueprint(web)  # the page at /: static files, a client of the API above
     abuse.register(app)  # rate limits on creating and joining games; CORS if configured
     return app

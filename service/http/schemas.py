@@ -192,6 +192,23 @@ class AuditReport(Schema):
     provenance = fields.List(fields.Dict(keys=fields.String()), allow_none=True)
 
 
+class Ruling(Schema):
+    code = fields.String(required=True, metadata={"description": "The rule's code, e.g. S8."})
+    text = fields.String(required=True, metadata={"description": "The ruling, as plain text."})
+
+
+class Rulings(Schema):
+    game = fields.String(required=True, metadata={"description": "The game, e.g. sushi-go."})
+    rulings = fields.List(
+        fields.Nested(Ruling),
+        required=True,
+        metadata={"description": "Every numbered ruling, in order."},
+    )
+    markdown = fields.String(
+        required=True, metadata={"description": "The whole rulings page (tables, notes), Markdown."}
+    )
+
+
 class StateQuery(Strict):
     version = fields.Integer(validate=validate.Range(min=1, max=2**31 - 1))
 

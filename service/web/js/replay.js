@@ -4,6 +4,7 @@
 // provenance).
 import { api } from "./api.js";
 import { moduleFor } from "./games.js";
+import { rulingsOf } from "./rules.js";
 import { h, notify, replace } from "./ui.js";
 
 const RECENT = 8;
@@ -140,7 +141,8 @@ class Replay {
     replace(this.recent, lines.length ? lines : h("li", { class: "muted" }, "Nothing yet."));
   }
 
-  explain(round, seat, category) {
+  async explain(round, seat, category) {
+    const rulings = await rulingsOf(this.final.game).catch(() => new Map()); // the codes stay
     const entry = this.audit.provenance.find((p) => (round === "end" ? p.kind === "end" : p.kind === "round" && p.round === round));
     const who = entry?.seats.find((s) => s.seat === seat);
     if (!who) {
@@ -151,20 +153,21 @@ class Replay {
     const where = round === "end" ? "at the end of the game" : `in round ${round}`;
     replace(this.provenance,
       h("h3", {}, `Where ${who.name}'s ${category === "total" ? "points" : category} ${where} come from`),
-      categories.length ? categories.map((c) => this.explainCategory(c)) : h("p", {}, "Nothing scored here."),
+      categories.length ? categories.map((c) => this.explainCategory(c, rulings)) : h("p", {}, "Nothing scored here."),
       category === "total" ? h("p", {}, `Total ${who.points} points; the game recorded ${who.recorded}.`) : null);
     this.provenance.focus();
   }
 
-  explainCategory(c) {
+  explainCategory(c, rulings) {
     const facts = [];
     for (const key of ["count", "icons", "unused_count"]) if (key in c) facts.push(`${key.replace("_", " ")} ${c[key]}`);
     const agree = c.recorded === undefined || c.recorded === c.points;
     return h("div", { class: `origin${agree ? "" : " mismatch"}`, dataset: { category: c.category } },
       h("p", {}, h("strong", {}, `${c.category}: ${c.points} point${Math.abs(c.points) === 1 ? "" : "s"}`),
         facts.length ? ` (${facts.join(", ")})` : "",
-        c.rules?.length ? [" — rule ", c.rules.map((r) => h("abbr", { title: `Rule ${r} in the project's rulings` }, r)).reduce((a, b) => [a, ", ", b])] : "",
+        c.rules?.length ? [" — rule ", c.rules.map((r) => h("a", { href: `#/rules/${this.final.game}/${r}`, class: "rule", title: `Rule ${r}: read the ruling` }, r)).reduce((a, b) => [a, ", ", b])] : "",
         agree ? "" : ` — the game recorded ${c.recorded}!`),
+      (c.rules || []).filter((r) => rulings.has(r)).map((r) => h("p", { class: "ruling-text muted small", dataset: { rule: r } }, h("strong", {}, `${r}. `), rulings.get(r))),
       c.note_corners ? h("p", { class: "muted small" }, c.note_corners) : null,
       c.cards?.length ? h("ul", {}, c.cards.map((card) => this.explainCard(card))) : null,
       c.unused?.length ? h("p", { class: "muted small" }, "Not counted: ", c.unused.map((card) => this.m.cardName(card.card)).join(", ")) : null);
