@@ -29,19 +29,25 @@ export async function showLobby(main) {
 
 function createForm() {
   const form = h("form", { class: "panel create", id: "create", "aria-labelledby": "create-title" });
-  const state = { game: "sushi-go", players: 2 };
+  const state = { game: "sushi-go", players: 2, edition: "gamewright" };
   const fields = h("div", { class: "fields" });
 
   function options() {
     const sushi = state.game === "sushi-go";
-    const counts = sushi ? [2, 3, 4, 5] : SEQUENCE_PLAYERS;
+    // What the chosen game and edition allow (the rulings' editions table): zoch is for 3-5.
+    const counts = !sushi ? SEQUENCE_PLAYERS : state.edition === "zoch" ? [3, 4, 5] : [2, 3, 4, 5];
     if (!counts.includes(state.players)) state.players = counts[0];
     const seats = [];
     for (let seat = 1; seat < state.players; seat++) {
       seats.push(h("label", { class: "field" }, `Seat ${seat + 1}`,
-        h("select", { name: `seat-${seat}`, id: `seat-${seat}` },
+        h("select", { name: `seat-${seat}`, id: `seat-${seat}`, "aria-describedby": "bot-kinds" },
           h("option", { value: "" }, "A person"), h("option", { value: "greedy" }, "Greedy bot"), h("option", { value: "random" }, "Random bot"))));
     }
+    if (seats.length) {
+      seats.push(h("p", { class: "muted small", id: "bot-kinds" },
+        "A person joins with the invitation link. A greedy bot takes the move worth the most points now; a random bot, any legal move at random. Bots move at once."));
+    }
+    const kept = [...new FormData(form)]; // what was filled in survives the re-render
     replace(fields,
       h("label", { class: "field" }, "Game",
         h("select", { name: "game", id: "game", onchange: (e) => { state.game = e.target.value; options(); } },
@@ -52,11 +58,15 @@ function createForm() {
       sushi
         ? [
             h("label", { class: "field" }, "Edition",
-              h("select", { name: "edition", id: "edition" }, h("option", { value: "gamewright" }, "Gamewright"), h("option", { value: "zoch" }, "Zoch"))),
+              h("select", { name: "edition", id: "edition", onchange: (e) => { state.edition = e.target.value; options(); } },
+                h("option", { value: "gamewright", selected: state.edition === "gamewright" }, "Gamewright (2–5 players)"),
+                h("option", { value: "zoch", selected: state.edition === "zoch" }, "Zoch (3–5 players: wasabi optional, mussels and tuna nigiri)"))),
             h("label", { class: "field" }, "Passing",
               h("select", { name: "pass_direction", id: "pass_direction" }, h("option", { value: "left" }, "Always left"), h("option", { value: "alternate" }, "Left, then right, then left"))),
-            state.players === 2
-              ? h("label", { class: "check" }, h("input", { type: "checkbox", name: "dummy", id: "dummy" }), " Play with the dummy (Gamewright, 2 players)")
+            state.players === 2 && state.edition === "gamewright"
+              ? [h("label", { class: "check" }, h("input", { type: "checkbox", name: "dummy", id: "dummy", "aria-describedby": "dummy-help" }), " Play with the dummy"),
+                  h("p", { class: "muted small", id: "dummy-help" }, "A third, card-less player: each turn one of you also picks a card for its pile from your hand. It scores like a player but cannot win (",
+                    h("a", { href: "#/rules/sushi-go/S17" }, "S17"), ").")]
               : null,
           ]
         : [
@@ -70,6 +80,12 @@ function createForm() {
         h("input", { name: "name", id: "name", required: true, maxlength: 40, autocomplete: "nickname", value: localStorage.getItem("cardroom.name") || "" })),
       h("button", { type: "submit", class: "primary", id: "create-game" }, "Create and sit down"),
     );
+    for (const [name, value] of kept) {
+      const el = form.elements[name];
+      if (!el || ["game", "players", "edition"].includes(name)) continue;
+      if (el.type === "checkbox") el.checked = true;
+      else if (el.tagName !== "SELECT" || [...el.options].some((o) => o.value === value)) el.value = value;
+    }
   }
 
   form.addEventListener("submit", async (event) => {

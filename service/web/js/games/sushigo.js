@@ -26,11 +26,46 @@ const CATEGORY_NAMES = {
   pudding: "Pudding",
 };
 
-export const cardName = (card) => CARD_NAMES[card] || card;
+// What each card is worth, at a glance on its face (the rulings S10–S15 say it in full).
+const FACES = {
+  tempura: "2 → 5",
+  sashimi: "3 → 10",
+  dumpling: "1 3 6 10 15",
+  maki_1: "●",
+  maki_2: "●●",
+  maki_3: "●●●",
+  egg_nigiri: "1",
+  salmon_nigiri: "2",
+  squid_nigiri: "3",
+  wasabi: "nigiri ×3",
+  pudding: "end: ±6",
+  chopsticks: "2 cards later",
+};
+// Cards per scoring set, for the progress shown on a tableau (S10).
+const SETS = { tempura: 2, sashimi: 3 };
+const ORDER = ["maki_3", "maki_2", "maki_1", "tempura", "sashimi", "dumpling", "egg_nigiri", "salmon_nigiri", "squid_nigiri", "pudding", "chopsticks", "wasabi"];
+
+// The edition's own names (the view's card_names: zoch prints mussels and tuna nigiri).
+let printed = {};
+
+/** Take the names the view's edition prints on its cards. */
+function useEdition(view) {
+  printed = view?.card_names || printed;
+}
+
+export const cardName = (card) => {
+  const own = printed[card];
+  if (own && own !== card) return own.charAt(0).toUpperCase() + own.slice(1).replace(/_/g, " ");
+  return CARD_NAMES[card] || card;
+};
 const isNigiri = (card) => card.endsWith("_nigiri");
 
-function card(kind, attrs = {}) {
-  return h("span", { class: `card sg-${kind}`, ...attrs }, cardName(kind));
+function face(kind) {
+  return h("small", { class: "face" }, FACES[kind] || "");
+}
+
+function card(kind, attrs = {}, extra = null) {
+  return h("span", { class: `card sg-${kind}`, ...attrs }, cardName(kind), extra, face(kind));
 }
 
 function cardList(cards) {
@@ -70,23 +105,31 @@ function seatName(view, seat) {
 // --- the table --------------------------------------------------------------------------------
 
 function tableau(t) {
-  // Cards in the order placed. A nigiri that went onto a wasabi (S8/S9) is drawn on the oldest
-  // free wasabi; which copies went on one is read from on_wasabi by walking in order.
+  // Grouped by kind, with how far the next set is. A nigiri that went onto a wasabi (S8/S9) is
+  // drawn on the oldest free wasabi; which copies went on one is read from on_wasabi in order.
   const dipped = [...t.on_wasabi];
   const free = [];
-  const shown = [];
+  const stacks = [];
+  const counts = new Map();
   for (const c of t.cards) {
     if (c === "wasabi") {
       const slot = h("span", { class: "stack" }, card("wasabi"));
       free.push(slot);
-      shown.push(slot);
+      stacks.push(slot);
     } else if (isNigiri(c) && free.length && dipped.includes(c)) {
       dipped.splice(dipped.indexOf(c), 1);
-      free.shift().append(card(c, { title: `${cardName(c)} on wasabi: triple points (S8)` }));
+      free.shift().append(card(c, { title: `${cardName(c)} on a wasabi: triple points (S8)` }, " on wasabi"));
     } else {
-      shown.push(card(c));
+      counts.set(c, (counts.get(c) || 0) + 1);
     }
   }
+  const groups = ORDER.filter((k) => counts.has(k)).map((k) => {
+    const n = counts.get(k);
+    const size = SETS[k];
+    const progress = size ? ` (${Math.floor(n / size) ? `${plural(Math.floor(n / size), "set")}, ` : ""}${n % size}/${size})` : "";
+    return card(k, { dataset: { kind: k, count: n } }, h("span", { class: "count" }, `${n > 1 ? ` ×${n}` : ""}${progress}`));
+  });
+  const shown = [...groups, ...stacks];
   return shown.length ? h("div", { class: "cards" }, shown) : h("p", { class: "muted" }, "Nothing on the table");
 }
 
@@ -137,12 +180,32 @@ export function newDraft() {
 
 /** The live game: every seat's table, then your hand (if you have a seat and it is playing). */
 export function render(view, draft, { onChange, onMove }) {
-  return h("div", { class: "sushigo" }, hand(view, draft, { onChange, onMove }), h("h2", { class: "visually-hidden" }, "The table"), table(view));
+  useEdition(view);
+  return h("div", { class: "sushigo" }, howToPlay(view), hand(view, draft, { onChange, onMove }), h("h2", { class: "visually-hidden" }, "The table"), table(view));
 }
 
 /** A finished game at some version (replay): everything is public, nothing to pick. */
 export function replayView(view) {
+  useEdition(view);
   return table(view);
+}
+
+const rule = (code) => h("a", { href: `#/rules/sushi-go/${code}` }, code);
+
+/** How to play, for the view's edition and variant; every rule links to its ruling. */
+function howToPlay(view) {
+  const zoch = view.rules.edition === "zoch";
+  return h("details", { class: "panel how", id: "how-to-play" },
+    h("summary", {}, "How to play"),
+    h("ul", {},
+      h("li", {}, "Everyone keeps one card from their hand at the same time; the cards are shown together and the rest of each hand passes on (", rule("S4"), ", ", rule("S5"), ")."),
+      h("li", {}, "Chopsticks: on a later turn, take two cards instead of one; the chopsticks go back into the hand you pass (", rule("S6"), ")."),
+      h("li", {}, zoch ? "Wasabi: your next nigiri may go onto it for triple points; you may also keep it off (" : "Wasabi: your next nigiri goes onto it and scores triple (", rule(zoch ? "S9" : "S8"), ")."),
+      h("li", {}, "At the end of each round: maki by most icons, tempura by pairs, sashimi by threes, dumplings by how many, nigiri by kind (", rule("S10"), ", ", rule(zoch ? "S12" : "S11"), "). The values are on each card."),
+      h("li", {}, "Puddings stay until the end of the third round: most and fewest score (", rule(zoch ? "S15" : "S14"), "). The highest total wins; a tie goes to the most puddings (", rule("S16"), ")."),
+      view.rules.dummy ? h("li", {}, "The dummy: each turn one of you, in turn, also gives it a card from your hand. It scores like a player but cannot win (", rule("S17"), ").") : null,
+      zoch ? h("li", {}, "Zoch names: mussels are dumplings, tuna nigiri are squid nigiri.") : null),
+    h("p", {}, h("a", { href: "#/rules/sushi-go" }, "All the rulings")));
 }
 
 function hand(view, draft, { onChange, onMove }) {
@@ -181,6 +244,7 @@ function hand(view, draft, { onChange, onMove }) {
         },
       },
       cardName(c),
+      face(c),
       order >= 0 && max > 1 ? h("span", { class: "order" }, ` #${order + 1}`) : null,
       draft.dummy === i ? h("span", { class: "order" }, " (dummy)") : null,
     );
@@ -263,6 +327,7 @@ function describePick(view, p) {
 
 /** One line for an event of the log, or null for the bookkeeping ones. */
 export function describeEvent(view, record) {
+  useEdition(view);
   const d = record.data || {};
   switch (record.type) {
     case "seat_taken":
