@@ -234,3 +234,46 @@ def test_the_replay_says_on_a_wasabi_and_when_a_wasabi_was_declined(
         expect(line.first).to_contain_text(f"{card['points']} pts")
         expect(line.first).to_contain_text(said)
     screenshot(page, "replay-4-wasabi")
+
+
+def test_jump_to_a_round_and_turn_and_see_a_score_s_cards_on_the_table(
+    contexts: Any, live_server: Any, finished: tuple[str, list[dict[str, Any]]]
+) -> None:
+    base = live_server.url
+    game_id, events = finished
+    reveal = next(
+        e
+        for e in events
+        if e["type"] == "turn_revealed" and e["data"]["round"] == 2 and e["data"]["turn"] == 3
+    )
+    page = contexts().new_page()
+    page.goto(f"/#/replay/{game_id}")
+    page.fill("#jump-round", "2")
+    page.fill("#jump-turn", "3")
+    page.press("#jump-turn", "Enter")
+    expect(page.locator("#where")).to_contain_text(f"Version {reveal['version']} of")
+    expect(page.locator("#replay-phase")).to_contain_text("Round 2 of 3 · turn")
+
+    # A round's maki score: the table goes to that round's last reveal, the seat's maki marked.
+    audit = get(base, f"/games/{game_id}/audit")
+    round_one = next(p for p in audit["provenance"] if p.get("round") == 1)
+    seat = next(
+        s
+        for s in round_one["seats"]
+        if any(c["category"] == "maki" and c["cards"] for c in s["categories"])
+    )
+    maki = next(c for c in seat["categories"] if c["category"] == "maki")
+    scored = next(e for e in events if e["type"] == "round_scored" and e["data"]["round"] == 1)
+    page.locator(
+        f"#score-sheet button[data-round='1'][data-seat='{seat['seat']}'][data-category='maki']"
+    ).click()
+    expect(page.locator("#replay-state h2")).to_have_text(
+        f"The table at version {scored['version'] - 1}"
+    )
+    marked = page.locator(f"#replay-state section.seat[data-seat='{seat['seat']}'] .card.scored")
+    kinds = {card["card"] for card in maki["cards"]}
+    expect(marked).to_have_count(len(kinds))  # one chip per kind (the tableau groups them)
+    assert {marked.nth(i).get_attribute("data-kind") for i in range(len(kinds))} == kinds
+    # The table stays in view beside the score sheet (wide screen): both on screen at once.
+    expect(page.locator("#replay-state")).to_be_in_viewport()
+    screenshot(page, "replay-5-score-highlighted")

@@ -8,6 +8,8 @@ import { rulingsOf } from "./rules.js";
 import { h, notify, replace } from "./ui.js";
 
 const RECENT = 8;
+// The event that ends a turn: a reveal (Sushi Go!), a play or a pass (Sequence).
+const TURN_ENDS = new Set(["turn_revealed", "card_played", "turn_passed"]);
 
 export async function showReplay(main, gameId, version) {
   replace(main, h("p", { class: "muted" }, "Loading the game…"));
@@ -74,15 +76,17 @@ class Replay {
         h("form", { class: "goto", onsubmit: (e) => { e.preventDefault(); this.show(Number(e.target.elements.goto.value)); } },
           h("label", { for: "goto" }, "Go to version "), h("input", { type: "number", id: "goto", name: "goto", min: 1, max: last, required: true }), " ",
           h("button", { type: "submit", class: "secondary" }, "Go")),
-        this.where),
-      h("div", { class: "replay-grid" },
-        h("section", { class: "panel", "aria-label": "The table at this version" }, this.stateBox),
-        h("section", { class: "panel", "aria-label": "Moves up to this version" }, h("h2", {}, "Moves up to here"), this.recent)),
-      h("section", { class: "panel", "aria-label": "Score sheet" }, h("h2", {}, "Score sheet"),
-        h("p", { class: "muted small" }, "Select a score to see where it comes from: the cards, the events that recorded them, the rule."),
-        this.m.scoreSheet(this.sheet, { onScore: (round, seat, category) => this.explain(round, seat, category) }),
-        this.provenance),
-    );
+        this.jumpForm(),
+        this.where));
+    // The table stays in view beside the controls, the moves and the score sheet (wide screens).
+    this.main.append(h("div", { class: "replay-layout" },
+      h("section", { class: "panel replay-table", "aria-label": "The table at this version" }, this.stateBox),
+      h("div", { class: "replay-side" },
+        h("section", { class: "panel", "aria-label": "Moves up to this version" }, h("h2", {}, "Moves up to here"), this.recent),
+        h("section", { class: "panel", "aria-label": "Score sheet" }, h("h2", {}, "Score sheet"),
+          h("p", { class: "muted small" }, "Select a score to see where it comes from: the cards (highlighted on the table), the events that recorded them, the rule."),
+          this.m.scoreSheet(this.sheet, { onScore: (round, seat, category) => this.explain(round, seat, category) }),
+          this.provenance))));
     this.main.addEventListener("keydown", (e) => {
       if (e.target.matches("input[type=number], input[type=text]")) return;
       if (e.key === "ArrowLeft" && e.shiftKey) this.show(this.turnBefore(this.version));
@@ -90,6 +94,22 @@ class Replay {
       else return;
       e.preventDefault();
     });
+  }
+
+  /** Jump to "round R, turn T" (the reveal of that turn; in a game without rounds, turn T). */
+  jumpForm() {
+    const rounds = this.events.some((r) => typeof r.data?.round === "number");
+    const number = (id, label, max) => [h("label", { for: id }, label), " ", h("input", { type: "number", id, name: id, min: 1, max, required: true, class: "short" }), " "];
+    return h("form", { class: "goto", id: "jump", onsubmit: (e) => {
+      e.preventDefault();
+      const round = rounds ? Number(e.target.elements["jump-round"].value) : undefined;
+      const turn = Number(e.target.elements["jump-turn"].value);
+      const found = this.events.find((r) => TURN_ENDS.has(r.type) && r.data?.turn === turn && (!rounds || r.data?.round === round));
+      if (found) this.show(found.version);
+      else notify(rounds ? `Round ${round} has no turn ${turn}.` : `The game has no turn ${turn}.`);
+    } },
+    rounds ? number("jump-round", "Round", 3) : null, number("jump-turn", "turn", 200),
+    h("button", { type: "submit", class: "secondary" }, "Go"));
   }
 
   // A "turn" boundary: an event the game's module describes (a reveal, a play, a deal…).
@@ -128,6 +148,16 @@ class Replay {
     }
     if (this.version !== version) return; // the user moved on while this one loaded
     replace(this.stateBox, h("h2", {}, `The table at version ${version}`), h("p", { class: "phase", id: "replay-phase" }, this.m.phase(state)), this.m.replayView(state));
+    this.highlightCards();
+  }
+
+  /** The cards of the score being explained, marked on the table (at the round's last reveal). */
+  highlightCards() {
+    const mark = this.marked;
+    if (!mark || mark.version !== this.version) return;
+    for (const kind of mark.kinds) {
+      for (const el of this.stateBox.querySelectorAll(`[data-seat="${mark.seat}"] .card[data-kind="${kind}"]`)) el.classList.add("scored");
+    }
   }
 
   showRecent(version) {
@@ -150,6 +180,13 @@ class Replay {
       return;
     }
     const categories = category === "total" ? who.categories : who.categories.filter((c) => c.category === category);
+    // The table as it was when the round was scored: every card of that round on it.
+    const scored = round !== "end" && this.events.find((r) => r.type === "round_scored" && r.data?.round === round);
+    if (scored) {
+      const kinds = new Set(categories.flatMap((c) => (c.cards || []).map((card) => card.card)));
+      this.marked = { version: scored.version - 1, seat, kinds };
+      this.show(scored.version - 1);
+    }
     const where = round === "end" ? "at the end of the game" : `in round ${round}`;
     replace(this.provenance,
       h("h3", {}, `Where ${who.name}'s ${category === "total" ? "points" : category} ${where} come from`),
@@ -174,7 +211,10 @@ class Replay {
   }
 
   explainCard(card) {
-    const jump = (label, version) => h("button", { type: "button", class: "linklike", onclick: () => this.show(version) }, `${label} at version ${version}`);
+    const jump = (label, version) => h("button", { type: "button", class: "linklike", onclick: () => {
+      this.show(version);
+      this.stateBox.scrollIntoView({ block: "nearest" }); // the table, wherever the page is scrolled
+    } }, `${label} at version ${version}`);
     const steps = [];
     for (const [key, label] of [["picked", "picked"], ["revealed", "revealed"], ["played", "played"]]) {
       if (typeof card[key] === "number") steps.push(jump(label, card[key]));

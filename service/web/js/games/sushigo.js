@@ -113,12 +113,12 @@ function tableau(t) {
   const counts = new Map();
   for (const c of t.cards) {
     if (c === "wasabi") {
-      const slot = h("span", { class: "stack" }, card("wasabi"));
+      const slot = h("span", { class: "stack" }, card("wasabi", { dataset: { kind: "wasabi" } }));
       free.push(slot);
       stacks.push(slot);
     } else if (isNigiri(c) && free.length && dipped.includes(c)) {
       dipped.splice(dipped.indexOf(c), 1);
-      free.shift().append(card(c, { title: `${cardName(c)} on a wasabi: triple points (S8)` }, " on wasabi"));
+      free.shift().append(card(c, { title: `${cardName(c)} on a wasabi: triple points (S8)`, dataset: { kind: c } }, " on wasabi"));
     } else {
       counts.set(c, (counts.get(c) || 0) + 1);
     }
@@ -354,7 +354,7 @@ export function describeEvent(view, record) {
 function roundTable(r, categories, cell = (round, row, category) => h("td", {}, category === "total" ? String(row.total) : categoryCell(category, row[category]))) {
   return h("table", { class: "sheet", dataset: { round: r.round } },
     h("caption", {}, `Round ${r.round}`),
-    h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "Player"), categories.map((c) => h("th", { scope: "col" }, CATEGORY_NAMES[c] || c)), h("th", { scope: "col" }, "Round total"))),
+    h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "Player"), categories.map((c) => h("th", { scope: "col" }, c === "dumpling" ? cardName(c) : CATEGORY_NAMES[c] || c)), h("th", { scope: "col" }, "Round total"))),
     h("tbody", {}, r.seats.map((row) => h("tr", { dataset: { seat: row.seat } }, h("th", { scope: "row" }, row.name), categories.map((c) => cell(r.round, row, c)), cell(r.round, row, "total")))),
   );
 }
