@@ -330,7 +330,7 @@ class GamePage {
   /** After a pick, keyboard focus goes back to the hand as soon as it offers the next cards. */
   returnToHand() {
     if (!this.focusHand || this.busy) return;
-    const card = this.main.querySelector("#hand button.pickable, #hand button.sq-card");
+    const card = this.main.querySelector("#hand button.pickable"); // Sequence refocuses itself
     if (!card) return;
     this.focusHand = false;
     card.focus({ preventScroll: true });

@@ -190,7 +190,9 @@ function board(view, { legal = new Set(), removing = false, preview = new Set(),
       const change = changed.get(key(r, c));
       if (change) words.push(change === "removed" ? "chip just removed" : "chip just placed");
       if (isLegal) words.push(removing ? "remove this chip" : "play here");
-      const label = words.join(", ");
+      // The spoken label starts with what the cell shows (WCAG 2.5.3: "say what you see").
+      const shown = corner ? "★" : parseCard(code) ? `${parseCard(code).rank}${SUITS[parseCard(code).suit].symbol}` : code;
+      const label = [shown, ...words].join(", ");
       const classes = ["sq-cell"];
       if (corner) classes.push("sq-corner");
       else if (isRed(code)) classes.push("sq-red");

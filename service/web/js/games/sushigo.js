@@ -157,6 +157,7 @@ function dummyPanel(view) {
     "section",
     { class: "seat dummy", "aria-label": "The dummy", dataset: { seat: "dummy" } },
     h("header", {}, h("h3", {}, "Dummy")),
+    h("p", { class: "muted small" }, "A card-less third player: each turn one of you, in turn, gives it a card from your hand. It scores, but cannot win (", h("a", { href: "#/rules/sushi-go/S17" }, "S17"), ")."),
     h("p", { class: "stats" }, `Score ${d.score} · ${plural(d.puddings, "pudding")} · ${d.pile_size} cards in its pile${controller}`),
     tableau(d.tableau),
   );
@@ -440,5 +441,7 @@ export function scoreSheet(sheet, { onScore } = {}) {
     h("tbody", {}, sheet.totals.map((t) => h("tr", { class: winners.has(t.seat) ? "winner" : "" },
       h("th", { scope: "row" }, t.name), h("td", {}, t.total), h("td", {}, winners.has(t.seat) ? "winner" : "")))));
   // It scrolls sideways on a phone: focusable, so that a keyboard can scroll it too.
-  return h("div", { class: "score-sheet", id: "score-sheet", tabindex: 0, role: "group", "aria-label": "Score sheet" }, rounds, puddings, totals);
+  const legend = h("p", { class: "muted small legend", id: "sheet-legend" },
+    "Each cell: points, then what earned them — maki: the icons; other kinds: the cards (3× = three cards). Puddings score once, at the end. The totals come first.");
+  return h("div", { class: "score-sheet", id: "score-sheet", tabindex: 0, role: "group", "aria-label": "Score sheet", "aria-describedby": "sheet-legend" }, legend, totals, rounds, puddings);
 }
