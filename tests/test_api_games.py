@@ -969,3 +969,26 @@ def test_the_games_list_narrowed_to_given_ids(api: ApiClient) -> None:
     assert sorted(g["id"] for g in page["games"]) == sorted(mine[:2]) and page["next"] is None
     bad = api.get("/games", params={"ids": "not-a-game"}, request_valid=None)
     expect_problem(bad, 400, "invalid_request")
+
+
+def test_a_game_that_cannot_be_folded_is_listed_without_its_seats(
+    api: ApiClient, pool: ConnectionPool
+) -> None:
+    """The lobby's rows are read from each game's folded state: a game of a kind this service
+    does not host, or one whose events do not fold, is still listed (no 500 for the others)."""
+    from service.store.events import EventStore
+
+    store = EventStore(pool)
+    odd, broken = uuid.uuid4(), uuid.uuid4()
+    store.create_game(odd, "checkers", b"s" * 32, [Event("game_created", {"seats": 2})])
+    good = api.create_game(2)["id"]
+    created = api.get(f"/games/{good}/events").json()["events"][0]
+    bad_pick = {"seat": 0, "round": 1, "turn": 1, "cards": ["tempura"], "chopsticks": False}
+    events = [Event("game_created", created["data"]), Event("card_picked", bad_pick)]
+    store.create_game(broken, "sushi-go", b"s" * 32, events)
+    ids = ",".join([str(odd), str(broken), good])
+    page = api.get("/games", params={"ids": ids, "limit": 10}).json()
+    rows = {g["id"]: g for g in page["games"]}
+    assert set(rows) == {str(odd), str(broken), good}
+    assert rows[str(odd)]["seats"] == [] and rows[str(broken)]["seats"] == []
+    assert len(rows[good]["seats"]) == 2

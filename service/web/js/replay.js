@@ -80,7 +80,7 @@ class Replay {
         this.where));
     // The table stays in view beside the controls, the moves and the score sheet (wide screens).
     this.main.append(h("div", { class: "replay-layout" },
-      h("section", { class: "panel replay-table", "aria-label": "The table at this version" }, this.stateBox),
+      h("section", { class: "panel replay-table", "aria-label": "The table at this version", tabindex: 0 }, this.stateBox),
       h("div", { class: "replay-side" },
         h("section", { class: "panel", "aria-label": "Moves up to this version" }, h("h2", {}, "Moves up to here"), this.recent),
         h("section", { class: "panel", "aria-label": "Score sheet" }, h("h2", {}, "Score sheet"),
