@@ -8,6 +8,7 @@ WORKDIR /app
 COPY pyproject.toml alembic.ini openapi.yaml* ./
 COPY domain ./domain
 COPY service ./service
+COPY docs/rules ./docs/rules
 COPY migrations ./migrations
 RUN pip install --no-cache-dir -e . \
     && useradd --create-home cardroom && mkdir -p data && chown cardroom data

@@ -36,6 +36,7 @@ SHARED_BODIES = (
     schemas.ExportLine,
     schemas.AuditReport,
     schemas.Health,
+    schemas.Rulings,
 )
 
 
