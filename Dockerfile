@@ -10,6 +10,7 @@ RUN pip install --no-cache-dir -r requirements/service.txt
 COPY pyproject.toml setup.py MANIFEST.in README.md openapi.yaml ./
 COPY domain ./domain
 COPY service ./service
+COPY docs/rules ./docs/rules
 COPY migrations ./migrations
 RUN pip install --no-cache-dir --no-deps . && rm -rf /src \
     && useradd --create-home cardroom

@@ -935,3 +935,67 @@ def test_concurrent_joins_take_distinct_seats(api: ApiClient) -> None:
     assert len(full) == 1
     expect_problem(full[0], 409, "game_full")
     assert len({g["token"] for g in granted}) == 5
+
+
+def test_a_lobby_row_names_the_seats_free_seats_and_whose_move_it_is(api: ApiClient) -> None:
+    """Issue 17: the lobby shows each game's players, free seats and whose turn it is from one
+    GET /games, not one request per game."""
+    body = {"game": "sushi-go", "players": 3, "bots": [{"seat": 2, "kind": "greedy"}]}
+    created = api.post("/games", json=body).json()
+    game_id = created["id"]
+
+    def row() -> dict[str, Any]:
+        games = list_all_games(api, {"game": "sushi-go", "order": "newest", "limit": 100})
+        return next(g for g in games if g["id"] == game_id)
+
+    waiting = row()
+    assert waiting["free_seats"] == 2 and waiting["waiting_for"] == []
+    assert waiting["seats"][0] == {"seat": 0, "name": None, "bot": None}
+    ana = api.post(f"/games/{game_id}/players", json={"name": "Ana"}).json()
+    api.post(f"/games/{game_id}/players", json={"name": "Bo"})  # the bot sits down after Bo
+    playing = row()
+    assert playing["status"] == "playing" and playing["free_seats"] == 0
+    assert [(s["name"], s["bot"]) for s in playing["seats"]][:2] == [("Ana", None), ("Bo", None)]
+    assert playing["seats"][2]["bot"] == "greedy"
+    assert playing["waiting_for"] == [0, 1]  # the bot has picked already (S4: all at once)
+    hand = api.get(f"/games/{game_id}", headers={"Authorization": f"Bearer {ana['token']}"})
+    card = hand.json()["you"]["hand"][0]
+    api.post(
+        f"/games/{game_id}/moves",
+        json={"round": 1, "turn": 1, "cards": [card]},
+        headers={"Authorization": f"Bearer {ana['token']}"},
+    )
+    assert row()["waiting_for"] == [1]
+
+
+def test_the_games_list_narrowed_to_given_ids(api: ApiClient) -> None:
+    """A client lists its own games (the seats it holds) in one request."""
+    mine = [api.create_game(3)["id"] for _ in range(3)]
+    unknown = str(uuid.uuid4())
+    page = api.get("/games", params={"ids": ",".join([*mine[:2], unknown]), "limit": 10}).json()
+    assert sorted(g["id"] for g in page["games"]) == sorted(mine[:2]) and page["next"] is None
+    bad = api.get("/games", params={"ids": "not-a-game"}, request_valid=None)
+    expect_problem(bad, 400, "invalid_request")
+
+
+def test_a_game_that_cannot_be_folded_is_listed_without_its_seats(
+    api: ApiClient, pool: ConnectionPool
+) -> None:
+    """The lobby's rows are read from each game's folded state: a game of a kind this service
+    does not host, or one whose events do not fold, is still listed (no 500 for the others)."""
+    from service.store.events import EventStore
+
+    store = EventStore(pool)
+    odd, broken = uuid.uuid4(), uuid.uuid4()
+    store.create_game(odd, "checkers", b"s" * 32, [Event("game_created", {"seats": 2})])
+    good = api.create_game(2)["id"]
+    created = api.get(f"/games/{good}/events").json()["events"][0]
+    bad_pick = {"seat": 0, "round": 1, "turn": 1, "cards": ["tempura"], "chopsticks": False}
+    events = [Event("game_created", created["data"]), Event("card_picked", bad_pick)]
+    store.create_game(broken, "sushi-go", b"s" * 32, events)
+    ids = ",".join([str(odd), str(broken), good])
+    page = api.get("/games", params={"ids": ids, "limit": 10}).json()
+    rows = {g["id"]: g for g in page["games"]}
+    assert set(rows) == {str(odd), str(broken), good}
+    assert rows[str(odd)]["seats"] == [] and rows[str(broken)]["seats"] == []
+    assert len(rows[good]["seats"]) == 2

@@ -289,6 +289,32 @@ def test_every_traced_card_was_picked_and_placed_by_the_versions_named() -> None
     assert checked > 60
 
 
+def test_a_nigiri_kept_off_a_free_wasabi_says_so() -> None:
+    """Zoch (S9): the owner may decline a free wasabi; the provenance says so, so that a replay
+    can explain a nigiri at its plain value beside an empty wasabi. Gamewright (S8) never does."""
+    declined = 0
+    for variant in ("zoch-3", "gamewright-4"):
+        for seed in range(1, 6):
+            records = finished_export(variant, seed)
+            picks = {r["version"]: r["data"] for r in records if r["type"] == "card_picked"}
+            for section in audit(records)["provenance"]:
+                for seat in section["seats"]:
+                    for category in seat["categories"]:
+                        for card in category.get("cards", []):
+                            if not card.get("declined_wasabi"):
+                                continue
+                            assert variant.startswith("zoch") and "wasabi" not in card
+                            pick = picks[card["picked"]]
+                            chosen = dict(zip(pick["cards"], pick["use_wasabi"], strict=True))
+                            assert chosen[card["card"]] is False
+                            assert (
+                                card["points"]
+                                == {"egg": 1, "salmon": 2, "squid": 3}[card["card"].split("_")[0]]
+                            )
+                            declined += 1
+    assert declined > 0
+
+
 # --- incomplete and malformed exports ----------------------------------------------------------
 
 

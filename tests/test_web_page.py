@@ -4,6 +4,7 @@ test_web_sequence.py."""
 
 from __future__ import annotations
 
+import gzip
 import re
 from pathlib import Path
 from typing import Any
@@ -44,9 +45,16 @@ def test_the_page_and_its_assets_are_served_locally_under_a_strict_policy(
 
 def test_every_module_the_page_imports_exists() -> None:
     for path in (ASSETS / "js").rglob("*.js"):
-        for target in re.findall(r'from "(\.{1,2}/[\w./]+)"', path.read_text()):
+        # Static imports, and the dynamic ones of a game's module (loaded for that game only).
+        for target in re.findall(r'(?:from |import\()"(\.{1,2}/[\w./]+)"', path.read_text()):
             assert (path.parent / target).resolve().is_file(), f"{path.name} imports {target}"
-    assert Path(ASSETS / "index.html").read_text().count('type="module"') == 1
+    index = Path(ASSETS / "index.html").read_text()
+    assert index.count('type="module"') == 1
+    # Every module the first render needs is preloaded at once (no import waterfall): the
+    # page's own modules, not the games' (one is loaded for the game shown).
+    preloaded = set(re.findall(r'rel="modulepreload" href="/app/(js/[\w./]+)"', index))
+    core = {f"js/{p.name}" for p in (ASSETS / "js").glob("*.js")} - {"js/app.js"}
+    assert preloaded == core
 
 
 def test_lobby_and_game_fit_a_phone_screen(contexts: Any) -> None:
@@ -154,3 +162,30 @@ def test_a_pick_whose_answer_was_lost_is_retried_once_and_lands_once(
     events = requests.get(f"{live_server.url}/games/{game_id}/events", timeout=10).json()
     picks = [e for e in events["events"] if e["type"] == "card_picked" and e["data"]["seat"] == 0]
     assert len({p["data"]["turn"] for p in picks}) == len(picks)  # one pick per turn
+
+
+def test_assets_are_sent_compressed_to_a_client_that_accepts_it(live_server: Any) -> None:
+    """Issue 17: gzip where the client accepts it (with Vary, so caches keep both), the same
+    bytes as the file once decompressed, and plain bytes for a client that does not."""
+    for name in ("js/games/sequence.js", "style.css"):
+        url = f"{live_server.url}/app/{name}"
+        text = (ASSETS / name).read_bytes()
+        packed = requests.get(url, headers={"Accept-Encoding": "gzip"}, stream=True, timeout=10)
+        raw = packed.raw.read(decode_content=False)
+        assert packed.headers["Content-Encoding"] == "gzip"
+        assert "Accept-Encoding" in packed.headers["Vary"]
+        assert gzip.decompress(raw) == text and len(raw) < len(text) / 2
+        assert packed.headers["Content-Security-Policy"]
+        # A conditional request for the same version: 304, no body.
+        again = requests.get(
+            url,
+            headers={"Accept-Encoding": "gzip", "If-None-Match": packed.headers["ETag"]},
+            timeout=10,
+        )
+        assert again.status_code == 304
+        plain = requests.get(url, headers={"Accept-Encoding": "identity"}, timeout=10)
+        assert "Content-Encoding" not in plain.headers and plain.content == text
+        assert "Accept-Encoding" in plain.headers["Vary"]
+    page = requests.get(live_server.url + "/", headers={"Accept-Encoding": "gzip"}, timeout=10)
+    assert page.headers["Content-Encoding"] == "gzip" and page.headers["Cache-Control"]
+    assert requests.get(f"{live_server.url}/app/nothing.js", timeout=10).status_code == 404

@@ -144,6 +144,11 @@ def test_a_score_shows_its_cards_events_and_rule(
             f"revealed at version {card['revealed']}"
         )
     screenshot(page, "replay-2-provenance")
+    # The rule's text is beside the score, and its code links to the rulings served from
+    # docs/rules (GET /rules/sushi-go).
+    rulings = {r["code"]: r["text"] for r in get(base, "/rules/sushi-go")["rulings"]}
+    code = maki["rules"][0]
+    expect(origin.locator(f".ruling-text[data-rule='{code}']")).to_contain_text(rulings[code])
     if maki["cards"]:
         first = maki["cards"][0]
         origin.get_by_role("button", name=f"picked at version {first['picked']}").click()
@@ -151,6 +156,12 @@ def test_a_score_shows_its_cards_events_and_rule(
         expect(page.locator("#replay-state h2")).to_have_text(
             f"The table at version {first['picked']}"
         )
+    origin.get_by_role("link", name=code, exact=True).first.click()
+    expect(page.locator(f"#rule-{code}")).to_have_class("target")
+    expect(page.locator(f"#rule-{code}")).to_contain_text(rulings[code])
+    expect(page.locator(f"#rule-{code}")).to_be_focused()
+    page.click("#rules-back")
+    expect(page.locator("#audit h2")).to_have_text("✔ Audit passed")  # back in the replay
 
 
 def test_replay_reads_well_on_a_phone(
@@ -213,3 +224,98 @@ def test_the_page_keeps_the_seat_s_receipts_and_offers_them_beside_the_export(
     other.goto(f"/#/replay/{game_id}")
     expect(other.locator("#download-export")).to_be_visible()
     expect(other.locator("#download-receipts")).to_have_count(0)
+
+
+def zoch_game_with_both_wasabi_cases(base: str) -> tuple[str, dict[str, Any], dict[str, Any]]:
+    """A finished zoch game of random bots (they sometimes decline a wasabi, S9) with a nigiri
+    on a wasabi and one kept off a free wasabi; returns the game and each (round, seat, card)."""
+    for _ in range(30):
+        bots = [{"seat": s, "kind": "random"} for s in range(3)]
+        body = {"game": "sushi-go", "players": 3, "rules": {"edition": "zoch"}, "bots": bots}
+        game_id = requests.post(base + "/games", json=body, timeout=10).json()["id"]
+        found: dict[str, dict[str, Any]] = {}
+        sections = get(base, f"/games/{game_id}/audit")["provenance"]
+        for section in (s for s in sections if s["kind"] == "round"):
+            for seat in section["seats"]:
+                nigiri = next(c for c in seat["categories"] if c["category"] == "nigiri")
+                for card in nigiri["cards"]:
+                    case = (
+                        "on"
+                        if "wasabi" in card
+                        else "declined"
+                        if "declined_wasabi" in card
+                        else ""
+                    )
+                    if case:
+                        found.setdefault(
+                            case, {"round": section["round"], "seat": seat, "card": card}
+                        )
+        if len(found) == 2:
+            return game_id, found["on"], found["declined"]
+    raise AssertionError("no game of 30 had both cases")
+
+
+def test_the_replay_says_on_a_wasabi_and_when_a_wasabi_was_declined(
+    contexts: Any, live_server: Any
+) -> None:
+    """Before: the page read `on_wasabi` where the audit sends `wasabi`, so a 6-point salmon was
+    left unexplained; a declined wasabi (zoch, S9) was not said either."""
+    game_id, on, declined = zoch_game_with_both_wasabi_cases(live_server.url)
+    page = contexts().new_page()
+    page.goto(f"/#/replay/{game_id}")
+    for case, said in ((on, "on a wasabi: triple points"), (declined, "kept off a free wasabi")):
+        score = page.locator(
+            f"#score-sheet button[data-round='{case['round']}']"
+            f"[data-seat='{case['seat']['seat']}'][data-category='nigiri']"
+        )
+        score.click()
+        card = case["card"]
+        line = page.locator("#provenance li", has_text=f"picked at version {card['picked']}")
+        zoch_name = {"squid_nigiri": "Tuna nigiri"}.get(card["card"], NAMES[card["card"]])
+        expect(line.first).to_contain_text(zoch_name)  # the edition's own name
+        expect(line.first).to_contain_text(f"{card['points']} pts")
+        expect(line.first).to_contain_text(said)
+    screenshot(page, "replay-4-wasabi")
+
+
+def test_jump_to_a_round_and_turn_and_see_a_score_s_cards_on_the_table(
+    contexts: Any, live_server: Any, finished: tuple[str, list[dict[str, Any]]]
+) -> None:
+    base = live_server.url
+    game_id, events = finished
+    reveal = next(
+        e
+        for e in events
+        if e["type"] == "turn_revealed" and e["data"]["round"] == 2 and e["data"]["turn"] == 3
+    )
+    page = contexts().new_page()
+    page.goto(f"/#/replay/{game_id}")
+    page.fill("#jump-round", "2")
+    page.fill("#jump-turn", "3")
+    page.press("#jump-turn", "Enter")
+    expect(page.locator("#where")).to_contain_text(f"Version {reveal['version']} of")
+    expect(page.locator("#replay-phase")).to_contain_text("Round 2 of 3 · turn")
+
+    # A round's maki score: the table goes to that round's last reveal, the seat's maki marked.
+    audit = get(base, f"/games/{game_id}/audit")
+    round_one = next(p for p in audit["provenance"] if p.get("round") == 1)
+    seat = next(
+        s
+        for s in round_one["seats"]
+        if any(c["category"] == "maki" and c["cards"] for c in s["categories"])
+    )
+    maki = next(c for c in seat["categories"] if c["category"] == "maki")
+    scored = next(e for e in events if e["type"] == "round_scored" and e["data"]["round"] == 1)
+    page.locator(
+        f"#score-sheet button[data-round='1'][data-seat='{seat['seat']}'][data-category='maki']"
+    ).click()
+    expect(page.locator("#replay-state h2")).to_have_text(
+        f"The table at version {scored['version'] - 1}"
+    )
+    marked = page.locator(f"#replay-state section.seat[data-seat='{seat['seat']}'] .card.scored")
+    kinds = {card["card"] for card in maki["cards"]}
+    expect(marked).to_have_count(len(kinds))  # one chip per kind (the tableau groups them)
+    assert {marked.nth(i).get_attribute("data-kind") for i in range(len(kinds))} == kinds
+    # The table stays in view beside the score sheet (wide screen): both on screen at once.
+    expect(page.locator("#replay-state")).to_be_in_viewport()
+    screenshot(page, "replay-5-score-highlighted")

@@ -144,3 +144,28 @@ def test_the_lobby_sets_up_sequence_teams_variants_and_bots(
     expect(page.locator("main")).to_contain_text("advanced jacks")
     page.wait_for_selector("#hand button[data-card]")
     screenshot(page, "sequence-5-six-players")
+
+
+def test_on_a_phone_the_hand_stays_beside_the_board_and_cells_say_what_they_show(
+    contexts: Any,
+) -> None:
+    page = contexts(width=375, height=740).new_page()
+    page.goto("/")
+    page.select_option("#game", "sequence")
+    page.select_option("#players", "2")
+    page.select_option("#seat-1", "greedy")
+    page.fill("#name", "Ivo")
+    page.click("#create-game")
+    page.wait_for_selector("#hand button[data-card]")
+    page.locator("#board").scroll_into_view_if_needed()
+    expect(page.locator("#board")).to_be_in_viewport(ratio=0.3)
+    expect(page.locator("#hand button[data-card]").first).to_be_in_viewport()
+    assert page.evaluate("document.documentElement.scrollWidth") <= 375
+    screenshot(page, "sequence-phone")
+    # A cell's spoken label begins with what it shows (A♠, 10♥, ★), then says the rest.
+    labels = page.evaluate(
+        "[...document.querySelectorAll('#board .sq-cell')]"
+        ".map((c) => [c.querySelector('.sq-label').textContent, c.getAttribute('aria-label')])"
+    )
+    assert len(labels) == 100
+    assert all(label.startswith(f"{shown},") for shown, label in labels), labels[:3]

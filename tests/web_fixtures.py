@@ -24,14 +24,17 @@ def browser() -> Iterator[Browser]:
 
 @pytest.fixture
 def contexts(browser: Browser, live_server: LiveServer) -> Iterator[Callable[..., Watched]]:
-    """``contexts(width=..., height=..., url=...)`` opens a fresh browser context (its own storage:
-    one person) on the live server (or ``url``); at the end of the test each must have seen no
-    error."""
+    """``contexts(width=..., height=..., url=..., bypass_csp=...)`` opens a fresh browser
+    context (its own storage: one person) on the live server (or ``url``); at the end of the
+    test each must have seen no error. ``bypass_csp`` lets a test inject a checker (axe-core)."""
     opened: list[Watched] = []
     base_url = live_server.url
 
-    def open_context(width: int = 1280, height: int = 900, url: str = base_url) -> Watched:
-        context = browser.new_context(base_url=url, viewport={"width": width, "height": height})
+    def open_context(
+        width: int = 1280, height: int = 900, url: str = base_url, bypass_csp: bool = False
+    ) -> Watched:
+        viewport = {"width": width, "height": height}
+        context = browser.new_context(base_url=url, viewport=viewport, bypass_csp=bypass_csp)
         watched = Watched(context, url)
         opened.append(watched)
         return watched

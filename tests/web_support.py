@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
+import tempfile
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -30,6 +32,12 @@ CHROMIUM_ARGS = [
 OUTPUT = Path(os.environ.get("CARDROOM_TEST_OUTPUT", Path(__file__).parent.parent / "test-output"))
 SHOTS = OUTPUT / "web"
 TIMEOUT_MS = 20_000
+# axe-core (the accessibility checker) from the npm registry, installed once into a cache dir
+# rather than vendored: its minified file is half a megabyte, and npm checks its integrity.
+AXE_VERSION = "4.11.0"
+AXE_CACHE = Path(
+    os.environ.get("CARDROOM_AXE_CACHE", Path.home() / ".cache" / "cardroom" / "axe-core")
+)
 
 
 def chromium_path() -> str:
@@ -90,3 +98,45 @@ def _is_error(message: ConsoleMessage) -> bool:
     # Chromium logs every 4xx answer as "Failed to load resource"; a refused move is a normal
     # answer the page shows in words (5xx answers are caught from the responses instead).
     return message.type == "error" and not message.text.startswith("Failed to load resource")
+
+
+def axe_core() -> Path:
+    """axe-core's browser script, from ``npm install axe-core@AXE_VERSION`` into ``AXE_CACHE``
+    (installed in a scratch folder and moved into place: parallel test workers may race)."""
+    home = AXE_CACHE / AXE_VERSION
+    script = home / "node_modules" / "axe-core" / "axe.min.js"
+    if script.is_file():
+        return script
+    npm = shutil.which("npm")
+    if not npm:
+        pytest.fail("the accessibility tests need npm (to install axe-core from its registry)")
+    home.parent.mkdir(parents=True, exist_ok=True)
+    scratch = Path(tempfile.mkdtemp(dir=home.parent))
+    command = [npm, "install", "--no-save", "--no-audit", "--no-fund", "--prefix", str(scratch)]
+    subprocess.run([*command, f"axe-core@{AXE_VERSION}"], check=True, timeout=300)
+    try:
+        scratch.rename(home)
+    except OSError:  # another worker was first
+        shutil.rmtree(scratch, ignore_errors=True)
+    return script
+
+
+def axe_violations(page: Page) -> list[dict[str, object]]:
+    """axe-core's WCAG 2.x A/AA violations on the page as it is now (the page's context must
+    bypass the CSP: the checker is a script the page itself would refuse)."""
+    page.add_script_tag(path=str(axe_core()))
+    return page.evaluate(
+        """async () => {
+          const result = await axe.run(document, {
+            runOnly: {
+              type: "tag",
+              values: ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "best-practice"],
+            },
+            resultTypes: ["violations"],
+          });
+          return result.violations.map((v) => ({
+            id: v.id, impact: v.impact, help: v.help,
+            nodes: v.nodes.slice(0, 5).map((n) => n.target.join(" ")),
+          }));
+        }"""
+    )

@@ -7,7 +7,8 @@ puddings of ``game_ended``. Points are recomputed here from the placed cards wit
 functions (S10–S15), and set beside what the event records (``recorded``), so that an audit can
 check that they add up. A card is ``{"card", "picked", "revealed"}``: the versions of the
 ``card_picked`` event that picked it and of the ``turn_revealed`` event that placed it; a nigiri on
-a wasabi also names the wasabi's versions (S8/S9).
+a wasabi also names the wasabi's versions (S8/S9); a nigiri whose owner left a free wasabi
+unused says so (``declined_wasabi``, zoch S9).
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ class _Placed:
     revealed: int
     wasabi: _Placed | None = None  # the wasabi a nigiri went onto (S8/S9)
     holds: bool = False  # a wasabi that already has its nigiri
+    declined: bool = False  # a nigiri kept off a free wasabi by its owner's choice (S9)
 
     def to_json(self, points: int | None = None) -> dict[str, Any]:
         data: dict[str, Any] = {"card": self.kind, "picked": self.picked, "revealed": self.revealed}
@@ -49,6 +51,8 @@ class _Placed:
             data["points"] = points
         if self.wasabi is not None:
             data["wasabi"] = {"picked": self.wasabi.picked, "revealed": self.wasabi.revealed}
+        if self.declined:
+            data["declined_wasabi"] = True
         return data
 
 
@@ -187,11 +191,12 @@ class _Walk:
 def _place(tableau: list[_Placed], card: _Placed, use_wasabi: bool) -> None:
     """S8/S9: a nigiri goes onto the oldest free wasabi unless its owner declines (zoch)."""
     tableau.append(card)
-    if card.kind in NIGIRI_POINTS and use_wasabi:
+    if card.kind in NIGIRI_POINTS:
         free = next((c for c in tableau if c.kind == WASABI and not c.holds), None)
-        if free is not None:
+        if free is not None and use_wasabi:
             free.holds = True
             card.wasabi = free
+        card.declined = free is not None and not use_wasabi
 
 
 def _round_categories(

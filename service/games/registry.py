@@ -42,6 +42,8 @@ class GameAdapter:
     # The contract's shapes of ``move`` when it has several (each a schema), else just ``move``.
     move_shapes: tuple[Schema, ...] = field(default=())
     replay: ReplayView | None = None  # ``cardroom replay``; None: only the audit is shown
+    # The seats whose move a playing game waits for, read from its public view (the lobby).
+    waiting_for: Callable[[dict[str, Any]], list[int]] = lambda view: []
 
     @property
     def name(self) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import re
 from typing import Any
 from uuid import UUID
@@ -39,9 +40,10 @@ from service.http.schemas import (
 )
 from service.live import hub as live
 from service.play import GameService, Loaded, adapter_for
-from service.store.events import GameCursor, GameNotFound, StoredEvent
+from service.store.events import GameCursor, GameNotFound, GameRow, StoredEvent, StoreUnavailable
 
 api = Blueprint("api", __name__)
+log = logging.getLogger(__name__)
 
 # Schemas are built once, not per request: building (nested) schemas costs more than using them.
 CREATE_GAME_REQUEST = CreateGameRequest()
@@ -368,23 +370,54 @@ def list_games() -> Response:
         limit=limit + 1,
         after=after,
         order=query["order"],
+        ids=_game_ids(query["ids"]) if "ids" in query else None,
     )
     page = rows[:limit]
     body = {
-        "games": [
-            {
-                "id": r.id,
-                "game": r.game,
-                "status": r.status,
-                "version": r.version or 0,
-                "created_at": r.created_at,
-                "url": game_url(r.id),
-            }
-            for r in page
-        ],
+        "games": [game_summary(r) for r in page],
         "next": page[-1].cursor.encode() if len(rows) > limit else None,
     }
     return json_response(GAME_LIST.dump(body))
+
+
+def _game_ids(text: str) -> list[UUID]:
+    try:
+        return [UUID(part) for part in text.split(",")]
+    except ValueError:
+        raise Problem(
+            400, "invalid_request", "'ids' must be game ids (UUIDs) separated by commas"
+        ) from None
+
+
+def game_summary(row: GameRow) -> dict[str, Any]:
+    """A lobby row: who sits where, free seats, whose move it is (from the public view of the
+    game's state, which the service keeps folded for recent games)."""
+    summary = {
+        "id": row.id,
+        "game": row.game,
+        "status": row.status,
+        "version": row.version or 0,
+        "created_at": row.created_at,
+        "url": game_url(row.id),
+        "seats": [],
+        "free_seats": 0,
+        "waiting_for": [],
+    }
+    try:
+        loaded = games().load(row.id)
+        view = loaded.adapter.game.view(loaded.state, Viewer(None))
+    except StoreUnavailable:
+        raise
+    except Exception:  # one game whose events do not fold must not take the list down
+        log.exception("game %s cannot be folded; listed without its seats", row.id)
+        return summary
+    summary["seats"] = [
+        {"seat": s["seat"], "name": s["name"], "bot": s["bot"]} for s in view["seats"]
+    ]
+    summary["free_seats"] = sum(1 for s in view["seats"] if not s["taken"] and not s["bot"])
+    if view["status"] == "playing":
+        summary["waiting_for"] = loaded.adapter.waiting_for(view)
+    return summary
 
 
 @api.get("/games/<game_id>")

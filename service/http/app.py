@@ -13,6 +13,7 @@ from service.games.registry import load_games
 from service.http import abuse, idempotency, observe, problems
 from service.http.api import api
 from service.http.connections import ConnectionSettings, OpenStreams
+from service.http.rulings import rulings_api
 from service.http.stream import stream_api
 from service.http.web_page import web
 from service.live import clock
@@ -79,6 +80,7 @@ def create_app(
     problems.register(app)
     app.register_blueprint(api)
     app.register_blueprint(stream_api)
+    app.register_blueprint(rulings_api)
     app.register_blueprint(web)  # the page at /: static files, a client of the API above
     abuse.register(app)  # rate limits on creating and joining games; CORS if configured
     return app

@@ -39,6 +39,7 @@ SHARED_BODIES = (
     schemas.Jwks,
     schemas.Health,
     schemas.Liveness,
+    schemas.Rulings,
 )
 
 

@@ -162,6 +162,21 @@ class ListGamesQuery(Strict):
             )
         },
     )
+    ids = fields.String(
+        validate=[
+            validate.Length(max=3700),
+            validate.Regexp(
+                r"^[0-9a-fA-F-]{36}(,[0-9a-fA-F-]{36}){0,99}$",
+                error="give up to 100 game ids (UUIDs), separated by commas",
+            ),
+        ],
+        metadata={
+            "description": (
+                "Only these games: up to 100 game ids, separated by commas (e.g. the games a "
+                "client holds seats in). Unknown ids are left out."
+            )
+        },
+    )
 
 
 MIN_VERSION_HELP = (
@@ -210,6 +225,22 @@ class EventsQuery(ReadQuery):
 # --- responses ----------------------------------------------------------------------------------
 
 
+class SeatSummary(Schema):
+    seat = fields.Integer(
+        required=True, metadata={"description": "The seat's number, from 0.", "minimum": 0}
+    )
+    name = fields.String(
+        allow_none=True,
+        required=True,
+        metadata={"description": "Who sits there; null while the seat is free."},
+    )
+    bot = fields.String(
+        allow_none=True,
+        required=True,
+        metadata={"description": "The kind of bot playing the seat (`random`, `greedy`), or null."},
+    )
+
+
 class GameSummary(Schema):
     id = fields.UUID(required=True)
     game = fields.String(required=True)
@@ -217,6 +248,28 @@ class GameSummary(Schema):
     version = fields.Integer(required=True, metadata={"minimum": 0})
     created_at = fields.AwareDateTime(required=True)
     url = fields.String(required=True, metadata={"description": "The game's URL (relative)."})
+    seats = fields.List(
+        fields.Nested(SeatSummary),
+        required=True,
+        metadata={"description": "Every seat, in order, with who sits there (null while free)."},
+    )
+    free_seats = fields.Integer(
+        required=True,
+        metadata={
+            "description": "How many seats a person can still join (seats kept for a bot are not).",
+            "minimum": 0,
+        },
+    )
+    waiting_for = fields.List(
+        fields.Integer(metadata={"minimum": 0}),
+        required=True,
+        metadata={
+            "description": (
+                "The seats whose move the game waits for (empty unless playing): every seat yet "
+                "to pick in Sushi Go!, the seat to move in Sequence."
+            )
+        },
+    )
 
 
 class GameList(Schema):
@@ -384,7 +437,10 @@ class AuditReport(Schema):
             "`first_bad_version` (null when it passed); `provenance` lists, per scoring event and\n"
             "seat, each category's points, the rules (S-numbers) that gave them and the cards "
             "that\n"
-            "earned them with the versions of the events that picked and revealed each."
+            "earned them with the versions of the events that picked and revealed each. A Sushi "
+            "Go!\nnigiri on a wasabi has `wasabi: {picked, revealed}` (the wasabi's versions, "
+            "S8/S9); one\nwhose owner kept it off a free wasabi has `declined_wasabi: true` "
+            "(zoch, S9)."
         )
 
     game_id = fields.String(allow_none=True)
@@ -459,6 +515,26 @@ class Jwks(Schema):
 
     keys = fields.List(
         fields.Nested(Jwk), required=True, metadata={"description": "every valid signing key"}
+    )
+
+
+class Ruling(Schema):
+    code = fields.String(required=True, metadata={"description": "The rule's code, e.g. `S8`."})
+    text = fields.String(required=True, metadata={"description": "The ruling, as plain text."})
+
+
+class Rulings(Schema):
+    """GET /rules/{game}."""
+
+    game = fields.String(required=True, metadata={"description": "The game, e.g. `sushi-go`."})
+    rulings = fields.List(
+        fields.Nested(Ruling),
+        required=True,
+        metadata={"description": "Every numbered ruling, in order."},
+    )
+    markdown = fields.String(
+        required=True,
+        metadata={"description": "The whole rulings page (tables, notes), as Markdown."},
     )
 
 

@@ -416,9 +416,12 @@ class EventStore:
         limit: int = 50,
         after: GameCursor | None = None,
         order: str = "oldest",
+        ids: Sequence[UUID] | None = None,
     ) -> list[GameRow]:
         """Games oldest (or ``newest``) first, optionally filtered; keyset-paginated by
         (created_at, id): ``after`` lists the games past that cursor in the given order.
+
+        ``ids``: only these games (a client's own games, from the seats it holds).
 
         Status: ``over`` once ``game_ended`` is recorded, ``playing`` once ``game_started`` is,
         else ``waiting``.
@@ -437,6 +440,9 @@ class EventStore:
         if game is not None:
             where.append(sql.SQL("g.game = %(game)s"))
             params["game"] = game
+        if ids is not None:
+            where.append(sql.SQL("g.id = ANY(%(ids)s)"))
+            params["ids"] = list(ids)
         if after is not None:
             # Both directions are a keyset scan of games_created_at_id (backwards for newest).
             past = "<" if newest else ">"

@@ -17,5 +17,6 @@ register(
         turn_fields=("turn",),
         move_shapes=(schemas.SequencePlay(), schemas.SequenceDiscard(), schemas.SequencePass()),
         replay=show_sequence,
+        waiting_for=lambda view: [] if view["seat_to_move"] is None else [view["seat_to_move"]],
     )
 )

@@ -15,5 +15,6 @@ register(
         turn=lambda state: (state.round, state.turn),
         turn_fields=("round", "turn"),
         replay=show_sushigo,
+        waiting_for=lambda view: [s["seat"] for s in view["seats"] if not s["picked"]],  # S4
     )
 )

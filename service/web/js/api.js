@@ -1,11 +1,16 @@
 // The public REST API and its event stream, as any third-party client uses them.
 
+/** Messages of errors that say the service could not be reached (no answer, or a 503): once it
+ * answers again, a notice showing one of them is out of date. */
+export const troubles = new Set();
+
 export class ApiError extends Error {
   constructor(status, problem) {
     super(describe(status, problem));
     this.status = status;
     this.problem = problem || {};
     this.code = this.problem.code;
+    if (status === 0 || status === 503) troubles.add(this.message);
   }
 }
 

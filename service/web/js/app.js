@@ -2,6 +2,7 @@
 import { showLobby } from "./lobby.js";
 import { showGame } from "./play.js";
 import { showReplay } from "./replay.js";
+import { showRules } from "./rules.js";
 import { clearNotice, h, replace } from "./ui.js";
 
 const main = document.getElementById("main");
@@ -17,7 +18,12 @@ async function route() {
   leave = null;
   clearNotice();
   const game = hash.match(/^#\/game\/([0-9a-f-]{36})$/i);
-  if (game) {
+  const rules = hash.match(/^#\/rules\/([a-z0-9-]{1,40})(?:\/([A-Z]\d+))?$/);
+  if (rules) {
+    shown = `rules:${rules[1]}`;
+    await showRules(main, rules[1], rules[2]);
+    if (rules[2]) return; // focus is on the ruling asked for
+  } else if (game) {
     shown = `game:${game[1]}`;
     leave = await showGame(main, game[1]);
   } else if (replay) {
@@ -25,7 +31,7 @@ async function route() {
     await showReplay(main, replay[1], replay[2] ? Number(replay[2]) : null);
   } else if (hash === "#/" || hash === "#") {
     shown = "lobby";
-    await showLobby(main);
+    leave = await showLobby(main);
   } else {
     shown = null;
     replace(main, h("h1", {}, "Not found"), h("p", {}, h("a", { href: "#/" }, "Back to the lobby")));

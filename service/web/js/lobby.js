@@ -1,50 +1,72 @@
 // The lobby (#/): create a game, find open games to join, games to watch and to replay.
 import { api, mySeats, rememberSeat } from "./api.js";
-import { GAMES } from "./games.js";
-import { h, notify, replace, when } from "./ui.js";
+import { TITLES } from "./games.js";
+import { h, notify, plural, replace, when } from "./ui.js";
 
 const SEQUENCE_PLAYERS = [2, 3, 4, 6, 8, 9, 10, 12]; // Q4: teams of equal size
 const CLOCKS = [[0, "No clock"], [15, "15 seconds"], [30, "30 seconds"], [60, "1 minute"], [120, "2 minutes"]];
+const REFRESH_MS = 10_000; // the lists follow the games by themselves
+const PAGE = 10;
 
+/** Shows the lobby; returns what stops its refreshing. */
 export async function showLobby(main) {
+  const lists = [myGames(), gameList("waiting", "Open games", "Join"), gameList("playing", "Games in play", "Watch"), gameList("over", "Finished games", "Replay")].filter(Boolean);
   replace(main, h("h1", {}, "Cardroom"),
     h("p", { class: "lead" }, "Play Sushi Go! and Sequence with friends or bots, watch games live, and replay any finished game with every point explained."),
-    h("div", { class: "lobby" }, createForm(), h("div", { class: "lists" }, myGames(),
-      gameList("waiting", "Open games", "Join"), gameList("playing", "Games in play", "Watch"), gameList("over", "Finished games", "Replay"))));
+    h("div", { class: "lobby" }, createForm(), h("div", { class: "lists" }, lists.map((l) => l.element))));
+  const refresh = () => {
+    if (!document.hidden) for (const l of lists) l.refresh();
+  };
+  const timer = setInterval(refresh, REFRESH_MS);
+  document.addEventListener("visibilitychange", refresh);
+  return () => {
+    clearInterval(timer);
+    document.removeEventListener("visibilitychange", refresh);
+  };
 }
 
 // --- a new game -------------------------------------------------------------------------------
 
 function createForm() {
   const form = h("form", { class: "panel create", id: "create", "aria-labelledby": "create-title" });
-  const state = { game: "sushi-go", players: 2 };
+  const state = { game: "sushi-go", players: 2, edition: "gamewright" };
   const fields = h("div", { class: "fields" });
 
   function options() {
     const sushi = state.game === "sushi-go";
-    const counts = sushi ? [2, 3, 4, 5] : SEQUENCE_PLAYERS;
+    // What the chosen game and edition allow (the rulings' editions table): zoch is for 3-5.
+    const counts = !sushi ? SEQUENCE_PLAYERS : state.edition === "zoch" ? [3, 4, 5] : [2, 3, 4, 5];
     if (!counts.includes(state.players)) state.players = counts[0];
     const seats = [];
     for (let seat = 1; seat < state.players; seat++) {
       seats.push(h("label", { class: "field" }, `Seat ${seat + 1}`,
-        h("select", { name: `seat-${seat}`, id: `seat-${seat}` },
+        h("select", { name: `seat-${seat}`, id: `seat-${seat}`, "aria-describedby": "bot-kinds" },
           h("option", { value: "" }, "A person"), h("option", { value: "greedy" }, "Greedy bot"), h("option", { value: "random" }, "Random bot"))));
     }
+    if (seats.length) {
+      seats.push(h("p", { class: "muted small", id: "bot-kinds" },
+        "A person joins with the invitation link. A greedy bot takes the move worth the most points now; a random bot, any legal move at random. Bots move at once."));
+    }
+    const kept = [...new FormData(form)]; // what was filled in survives the re-render
     replace(fields,
       h("label", { class: "field" }, "Game",
         h("select", { name: "game", id: "game", onchange: (e) => { state.game = e.target.value; options(); } },
-          Object.entries(GAMES).map(([id, m]) => h("option", { value: id, selected: id === state.game }, m.title)))),
+          Object.entries(TITLES).map(([id, title]) => h("option", { value: id, selected: id === state.game }, title)))),
       h("label", { class: "field" }, "Players",
         h("select", { name: "players", id: "players", onchange: (e) => { state.players = Number(e.target.value); options(); } },
           counts.map((n) => h("option", { value: n, selected: n === state.players }, n)))),
       sushi
         ? [
             h("label", { class: "field" }, "Edition",
-              h("select", { name: "edition", id: "edition" }, h("option", { value: "gamewright" }, "Gamewright"), h("option", { value: "zoch" }, "Zoch"))),
+              h("select", { name: "edition", id: "edition", onchange: (e) => { state.edition = e.target.value; options(); } },
+                h("option", { value: "gamewright", selected: state.edition === "gamewright" }, "Gamewright (2–5 players)"),
+                h("option", { value: "zoch", selected: state.edition === "zoch" }, "Zoch (3–5 players: wasabi optional, mussels and tuna nigiri)"))),
             h("label", { class: "field" }, "Passing",
               h("select", { name: "pass_direction", id: "pass_direction" }, h("option", { value: "left" }, "Always left"), h("option", { value: "alternate" }, "Left, then right, then left"))),
-            state.players === 2
-              ? h("label", { class: "check" }, h("input", { type: "checkbox", name: "dummy", id: "dummy" }), " Play with the dummy (Gamewright, 2 players)")
+            state.players === 2 && state.edition === "gamewright"
+              ? [h("label", { class: "check" }, h("input", { type: "checkbox", name: "dummy", id: "dummy", "aria-describedby": "dummy-help" }), " Play with the dummy"),
+                  h("p", { class: "muted small", id: "dummy-help" }, "A third, card-less player: each turn one of you also picks a card for its pile from your hand. It scores like a player but cannot win (",
+                    h("a", { href: "#/rules/sushi-go/S17" }, "S17"), ").")]
               : null,
           ]
         : [
@@ -58,6 +80,12 @@ function createForm() {
         h("input", { name: "name", id: "name", required: true, maxlength: 40, autocomplete: "nickname", value: localStorage.getItem("cardroom.name") || "" })),
       h("button", { type: "submit", class: "primary", id: "create-game" }, "Create and sit down"),
     );
+    for (const [name, value] of kept) {
+      const el = form.elements[name];
+      if (!el || ["game", "players", "edition"].includes(name)) continue;
+      if (el.type === "checkbox") el.checked = true;
+      else if (el.tagName !== "SELECT" || [...el.options].some((o) => o.value === value)) el.value = value;
+    }
   }
 
   form.addEventListener("submit", async (event) => {
@@ -108,28 +136,53 @@ function teamsField(players) {
 // --- lists ------------------------------------------------------------------------------------
 
 function myGames() {
-  const entries = Object.entries(mySeats());
-  if (!entries.length) return null;
-  return h("section", { class: "panel", id: "my-games" }, h("h2", {}, "Your seats"),
-    h("ul", { class: "games" }, entries.slice(-10).reverse().map(([id, s]) =>
-      h("li", {}, h("a", { href: `#/game/${id}` }, `${s.name}, seat ${s.seat + 1}`), h("span", { class: "muted small" }, ` game ${id.slice(0, 8)}`)))));
+  const seats = mySeats();
+  const ids = Object.keys(seats).slice(-PAGE).reverse();
+  if (!ids.length) return null;
+  const list = h("ul", { class: "games", id: "my-games-list" }, h("li", { class: "muted" }, "Loading…"));
+  async function refresh() {
+    try {
+      const page = await api("GET", `/games?${new URLSearchParams({ ids: ids.join(","), limit: String(PAGE), order: "newest" })}`);
+      replace(list, page.games.length ? page.games.map((g) => myRow(g, seats[g.id])) : h("li", { class: "muted" }, "None any more."));
+    } catch (error) {
+      notify(error.message);
+    }
+  }
+  refresh();
+  return { element: h("section", { class: "panel", id: "my-games" }, h("h2", {}, "Your games"), list), refresh };
+}
+
+function myRow(g, seat) {
+  const target = g.status === "over" ? `#/replay/${g.id}` : `#/game/${g.id}`;
+  const yours = g.waiting_for.includes(seat.seat);
+  const status = { waiting: `waiting for ${plural(g.free_seats, "player")}`, playing: yours ? "your turn" : "in play", over: "finished" }[g.status];
+  return h("li", { dataset: { game: g.id } },
+    h("a", { href: target }, `${TITLES[g.game] || g.game}: ${players(g)}`), " ",
+    h("span", { class: `badge ${yours ? "wait" : "done"}` }, status),
+    h("span", { class: "muted small" }, ` you are ${seat.name}`));
+}
+
+function players(g) {
+  const taken = g.seats.filter((s) => s.name);
+  return taken.length ? taken.map((s) => (s.bot && !/bot/i.test(s.name) ? `${s.name} (${s.bot} bot)` : s.name)).join(", ") : "nobody yet";
 }
 
 function gameList(status, title, action) {
   const list = h("ul", { class: "games", id: `games-${status}` }, h("li", { class: "muted" }, "Loading…"));
-  const more = h("button", { type: "button", class: "secondary", hidden: true }, "More");
-  let next = null;
-  let first = true;
+  const more = h("button", { type: "button", class: "secondary", id: `more-${status}`, hidden: true }, "More");
+  let next = null; // the cursor past the last row shown
+  let shown = PAGE; // rows asked for when the list refreshes (more after "More")
 
-  async function load() {
-    const query = new URLSearchParams({ status, limit: "10", order: "newest" });
-    if (next) query.set("after", next);
+  async function get(limit, after) {
+    const query = new URLSearchParams({ status, limit: String(limit), order: "newest" });
+    if (after) query.set("after", after);
+    return api("GET", `/games?${query}`);
+  }
+
+  async function refresh() {
     try {
-      const page = await api("GET", `/games?${query}`);
-      if (first) list.replaceChildren();
-      first = false;
-      for (const g of page.games) list.append(row(g, status, action));
-      if (!list.children.length) list.append(h("li", { class: "muted" }, "None right now."));
+      const page = await get(Math.min(shown, 100), null);
+      replace(list, page.games.length ? page.games.map((g) => row(g, status, action)) : h("li", { class: "muted" }, "None right now."));
       next = page.next;
       more.hidden = !next;
     } catch (error) {
@@ -137,15 +190,39 @@ function gameList(status, title, action) {
     }
   }
 
-  more.addEventListener("click", load);
-  load();
-  return h("section", { class: "panel" }, h("h2", {}, title), list, more);
+  async function loadMore() {
+    if (!next) return; // no next page: nothing to add
+    more.disabled = true;
+    try {
+      const page = await get(PAGE, next);
+      const have = new Set([...list.children].map((li) => li.dataset.game));
+      list.append(...page.games.filter((g) => !have.has(g.id)).map((g) => row(g, status, action)));
+      shown = list.querySelectorAll("li[data-game]").length;
+      next = page.next;
+      more.hidden = !next;
+    } catch (error) {
+      notify(error.message);
+    } finally {
+      more.disabled = false;
+    }
+  }
+
+  more.addEventListener("click", loadMore);
+  refresh();
+  return { element: h("section", { class: "panel" }, h("h2", {}, title), list, more), refresh };
 }
 
 function row(g, status, action) {
   const target = status === "over" ? `#/replay/${g.id}` : `#/game/${g.id}`;
-  const name = GAMES[g.game]?.title || g.game;
+  const name = TITLES[g.game] || g.game;
+  const waiting = g.waiting_for.map((seat) => g.seats[seat]?.name).filter(Boolean);
+  const state = {
+    waiting: `${plural(g.free_seats, "free seat")}`,
+    playing: waiting.length ? `waiting for ${waiting.join(", ")}` : "playing",
+    over: "finished",
+  }[status];
   return h("li", { dataset: { game: g.id } },
-    h("a", { href: target, class: "button small" }, action), " ",
-    h("strong", {}, name), " ", h("span", { class: "muted small" }, `created ${when(g.created_at)} · ${g.version} events`));
+    h("a", { href: target, class: "button small", "aria-label": `${action} the ${name} game of ${players(g)}` }, action), " ",
+    h("strong", {}, name), " ", h("span", { class: "players" }, players(g)), " · ", h("span", { class: "state" }, state),
+    h("span", { class: "muted small" }, ` · created ${when(g.created_at)}`));
 }

@@ -3,12 +3,16 @@
 import { api, follow, forgetSeat, rememberSeat, seatOf } from "./api.js";
 import { focusKey, restoreFocus } from "./focus.js";
 import { moduleFor } from "./games.js";
-import { clearNotice, h, notify, replace } from "./ui.js";
+import { clearNotice, clearTroubleNotice, h, notify, replace } from "./ui.js";
 
 const LOG_LINES = 40;
 const STALE_MOVE =
   "Too late: that turn was over before your move arrived (the game moved on), so it was not" +
   " recorded. Here is the current turn: choose again.";
+const BURST_MS = 40; // events that arrive together (a pick and the bots' answers): one refresh
+// Only these events change the score sheet (a round's or the game's end).
+const SCORING = new Set(["round_scored", "game_ended"]);
+const SUMMARY_MS = 15_000; // a round's summary stays this long unless the player goes on
 
 export async function showGame(main, gameId) {
   const page = new GamePage(main, gameId);
@@ -35,6 +39,12 @@ class GamePage {
     this.seen = undefined; // the last event version the log has taken in
     this.connection = undefined; // the stream's state, shown next to "You are…"
     this.announced = undefined; // the phase last said in the live region
+    this.burst = null; // the timer that gathers a burst of events into one refresh
+    this.focusHand = false; // after a pick, focus goes back to the hand once it is offered
+    this.summary = null; // the round whose summary is shown (a round_scored seen live)
+    this.summaryTimer = null;
+    this.onLine = () => this.reconnect();
+    this.offLine = () => this.showConnection("offline");
   }
 
   get token() {
@@ -44,15 +54,38 @@ class GamePage {
   async start() {
     await this.refresh();
     if (!this.view) return;
+    this.module = await moduleFor(this.view.game);
+    this.resetDraft();
     await this.loadLog();
+    // The game may have moved on between the two answers (e.g. it started): the log is newer
+    // than the view, and the stream follows the log, so catch the view up now.
+    if (this.seen > this.view.version) await this.refresh();
     if (this.view.status !== "waiting") await this.loadScores();
     this.render();
     this.listen();
+    window.addEventListener("online", this.onLine);
+    window.addEventListener("offline", this.offLine);
+    document.addEventListener("visibilitychange", this.onVisible);
   }
 
   stop() {
     this.stream?.stop();
     clearInterval(this.clock);
+    clearTimeout(this.burst);
+    clearTimeout(this.summaryTimer);
+    window.removeEventListener("online", this.onLine);
+    window.removeEventListener("offline", this.offLine);
+    document.removeEventListener("visibilitychange", this.onVisible);
+    document.title = "Cardroom";
+  }
+
+  onVisible = () => this.showTitle();
+
+  /** Back online: follow the stream again at once (not after its back-off) and catch up. */
+  async reconnect() {
+    this.listen();
+    await this.refresh();
+    this.render();
   }
 
   listen() {
@@ -76,6 +109,7 @@ class GamePage {
         this.stale = false;
         try {
           this.setView(await api("GET", `/games/${this.id}`, { token: this.token }));
+          clearTroubleNotice(); // the service answers again
         } catch (error) {
           if (error.status === 401 && this.seat) {
             forgetSeat(this.id); // a token this game does not know: watch instead
@@ -101,8 +135,14 @@ class GamePage {
 
   setView(view) {
     if (this.view && view.version < this.view.version) return; // an older answer arrived late
+    // The game ended in this view: the score sheet on screen is not the final one yet.
+    if (this.view && this.view.status !== "over" && view.status === "over") this.sheetStale = true;
     this.view = view;
-    this.module = moduleFor(view.game);
+    if (this.module) this.resetDraft();
+  }
+
+  resetDraft() {
+    const view = this.view;
     const you = view.you;
     const key = JSON.stringify([view.round, view.turn, you?.hand, you?.pick, you?.your_turn, you?.can_discard]);
     if (key !== this.draftKey) {
@@ -137,10 +177,22 @@ class GamePage {
     this.log.length = Math.min(this.log.length, LOG_LINES);
   }
 
-  async onEvent(record) {
+  onEvent(record) {
     this.addLog(record);
-    if (record.type !== "card_picked") this.sheetStale = true; // a hidden pick changes no score
-    await this.refresh();
+    if (SCORING.has(record.type)) this.sheetStale = true;
+    if (record.type === "round_scored") this.showSummary(record.data.round);
+    // One refresh per burst: the events of one append arrive together.
+    clearTimeout(this.burst);
+    this.burst = setTimeout(() => this.catchUp(), BURST_MS);
+  }
+
+  async catchUp() {
+    if (this.busy) {
+      // This page's move is under way: its answer is the view after it, which may hold these.
+      this.burst = setTimeout(() => this.catchUp(), BURST_MS);
+      return;
+    }
+    if (this.seen > this.view.version) await this.refresh();
     if (this.sheetStale && this.view.status !== "waiting") {
       this.sheetStale = false;
       await this.loadScores();
@@ -148,11 +200,58 @@ class GamePage {
     this.render();
   }
 
+  /** A round's outcome stays on screen until the player goes on, or SUMMARY_MS pass. */
+  showSummary(round) {
+    this.summary = round;
+    clearTimeout(this.summaryTimer);
+    this.summaryTimer = setTimeout(() => this.hideSummary(), SUMMARY_MS);
+  }
+
+  hideSummary() {
+    clearTimeout(this.summaryTimer);
+    this.summary = null;
+    this.render();
+  }
+
+  summaryPanel() {
+    const content = this.summary && this.sheet && this.module.roundSummary?.(this.sheet, this.summary, this.view);
+    if (!content) return null;
+    return h("section", { class: "panel round-summary", id: "round-summary", dataset: { round: this.summary }, "aria-live": "polite" },
+      content, h("button", { type: "button", class: "primary", id: "round-summary-continue", onclick: () => this.hideSummary() }, "Continue"));
+  }
+
+  finalPanel() {
+    const content = this.view.status === "over" && this.sheet && this.module.finalSummary?.(this.sheet, this.view);
+    if (!content) return null;
+    return h("section", { class: "panel final", id: "final" }, content,
+      h("p", { class: "cta" },
+        h("a", { class: "button primary", href: `#/replay/${this.id}`, id: "replay-link" }, "Replay this game, turn by turn"), " ",
+        h("button", { type: "button", class: "secondary", id: "rematch", onclick: () => this.rematch() }, "Rematch: same game, same people and bots")));
+  }
+
+  /** The same game again: same rules, the same bots at the same seats, the same clock; this
+   * browser sits down, and the others join by the invitation link. */
+  async rematch() {
+    const { players, ...rules } = this.view.rules;
+    const bots = this.view.seats.filter((s) => s.bot).map((s) => ({ seat: s.seat, kind: s.bot, name: s.name }));
+    const body = { game: this.view.game, players, rules, bots };
+    if (this.view.turn_seconds) body.turn_seconds = this.view.turn_seconds;
+    try {
+      const game = await api("POST", "/games", { body });
+      const grant = await api("POST", `/games/${game.id}/players`, { body: { name: this.seat?.name || localStorage.getItem("cardroom.name") || "Player" } });
+      rememberSeat(game.id, grant);
+      location.hash = `#/game/${game.id}`;
+    } catch (error) {
+      notify(error.message);
+    }
+  }
+
   showConnection(state) {
-    this.connection = state ?? this.connection;
+    if (state === "live" && this.connection !== "live") clearTroubleNotice(); // recovered
+    this.connection = navigator.onLine === false ? "offline" : (state ?? this.connection);
     const el = document.getElementById("connection");
     if (!el) return;
-    el.textContent = { live: "● live", reconnecting: "○ reconnecting…", ended: "" }[this.connection] ?? "";
+    el.textContent = { live: "● live", reconnecting: "○ reconnecting…", offline: "○ offline: waiting for the network…", ended: "" }[this.connection] ?? "";
     el.className = `connection ${this.connection}`;
   }
 
@@ -166,6 +265,11 @@ class GamePage {
       const view = await api("POST", `/games/${this.id}/moves`, { token: this.token, body: move });
       clearNotice();
       this.setView(view);
+      if (this.sheetStale && view.status === "over") {
+        // This move ended the game: show it over only with its final score sheet.
+        this.sheetStale = false;
+        await this.loadScores();
+      }
     } catch (error) {
       notify(error.code === "stale_move" ? STALE_MOVE : error.message);
       await this.refresh();
@@ -187,6 +291,8 @@ class GamePage {
       this.listen(); // the stream again, now with the seat's token: it shows your own cards
     } catch (error) {
       notify(error.message);
+      await this.refresh(); // e.g. the last seat went meanwhile: show the game as it is now
+      this.render();
     }
   }
 
@@ -205,13 +311,16 @@ class GamePage {
         h("p", { class: "phase", id: "phase" }, m.phase(view)),
         h("p", { class: "muted small" }, h("span", { id: "connection", class: "connection" }), " ", this.whoAmI())),
       this.deadline(),
+      this.summaryPanel(),
+      this.finalPanel(),
       this.joinPanel(),
       view.status === "waiting" ? this.invite() : null,
       h("div", { class: `game-body${this.busy ? " busy" : ""}`, id: "game", "aria-busy": this.busy ? "true" : "false",
         dataset: { version: view.version, status: view.status } },
-        m.render(view, this.draft, { onChange: () => this.render(), onMove: (body) => this.move(body) })),
-      view.status === "over"
-        ? h("p", { class: "cta" }, h("a", { class: "button primary", href: `#/replay/${this.id}`, id: "replay-link" }, "Replay this game, turn by turn"))
+        m.render(view, this.draft, { onChange: () => this.render(), onMove: (body) => { this.focusHand = true; return this.move(body); } })),
+      view.status === "over" && !this.module.finalSummary
+        ? h("p", { class: "cta" }, h("a", { class: "button primary", href: `#/replay/${this.id}`, id: "replay-link" }, "Replay this game, turn by turn"),
+            " ", h("button", { type: "button", class: "secondary", id: "rematch", onclick: () => this.rematch() }, "Rematch: same game, same people and bots"))
         : null,
       this.sheet && this.sheet.rounds?.length !== 0
         ? h("details", { class: "panel", open: view.status === "over" || undefined, id: "scores" },
@@ -220,12 +329,29 @@ class GamePage {
       h("section", { class: "panel log", "aria-label": "What happened" },
         h("h2", {}, "What happened"),
         this.log.length
-          ? h("ul", { id: "log" }, this.log.map((e) => h("li", { dataset: { version: e.version } }, h("span", { class: "v muted small" }, `v${e.version}`), " ", e.line)))
+          ? h("ul", { id: "log", tabindex: 0, "aria-label": "Events, newest first" }, this.log.map((e) => h("li", { dataset: { version: e.version } }, h("span", { class: "v muted small" }, `v${e.version}`), " ", e.line)))
           : h("p", { class: "muted" }, "Nothing yet.")),
     );
     this.showConnection();
     restoreFocus(focus, this.main);
+    this.returnToHand();
     this.announce(m.phase(view));
+    this.showTitle();
+  }
+
+  /** After a pick, keyboard focus goes back to the hand as soon as it offers the next cards. */
+  returnToHand() {
+    if (!this.focusHand || this.busy) return;
+    const card = this.main.querySelector("#hand button.pickable"); // Sequence refocuses itself
+    if (!card) return;
+    this.focusHand = false;
+    card.focus({ preventScroll: true });
+  }
+
+  /** "Your turn" in the tab's title while the page is in the background. */
+  showTitle() {
+    const waiting = this.view && this.module?.yourTurn(this.view);
+    document.title = waiting && document.hidden ? "▶ Your turn — Cardroom" : "Cardroom";
   }
 
   /** Screen readers hear the phase when it changes (one live region that outlives renders). */
@@ -257,7 +383,7 @@ class GamePage {
   joinPanel() {
     const view = this.view;
     if (this.seat || view.status !== "waiting") return null;
-    const open = view.seats.filter((s) => !s.taken).length;
+    const open = view.seats.filter((s) => !s.taken && !s.bot).length; // a bot's seat is kept
     if (!open) return null;
     const input = h("input", { id: "join-name", name: "name", required: true, maxlength: 40, autocomplete: "nickname", value: localStorage.getItem("cardroom.name") || "" });
     return h("form", { class: "panel join", id: "join", onsubmit: (e) => { e.preventDefault(); this.join(input.value.trim()); } },

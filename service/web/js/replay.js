@@ -4,9 +4,12 @@
 // provenance).
 import { api, receiptsOf, seatOf } from "./api.js";
 import { moduleFor } from "./games.js";
+import { rulingsOf } from "./rules.js";
 import { h, notify, replace } from "./ui.js";
 
 const RECENT = 8;
+// The event that ends a turn: a reveal (Sushi Go!), a play or a pass (Sequence).
+const TURN_ENDS = new Set(["turn_revealed", "card_played", "turn_passed"]);
 
 export async function showReplay(main, gameId, version) {
   replace(main, h("p", { class: "muted" }, "Loading the game…"));
@@ -17,7 +20,7 @@ export async function showReplay(main, gameId, version) {
     replace(main, h("h1", {}, "Game not found"), h("p", {}, error.message), h("p", {}, h("a", { href: "#/" }, "Back to the lobby")));
     return;
   }
-  const m = moduleFor(view.game);
+  const m = await moduleFor(view.game);
   if (view.status !== "over") {
     replace(main, h("h1", {}, `${m.title}: replay`),
       h("p", {}, "This game is not over yet. Its replay opens once it ends, when every hand and the seed are public."),
@@ -75,15 +78,17 @@ class Replay {
         h("form", { class: "goto", onsubmit: (e) => { e.preventDefault(); this.show(Number(e.target.elements.goto.value)); } },
           h("label", { for: "goto" }, "Go to version "), h("input", { type: "number", id: "goto", name: "goto", min: 1, max: last, required: true }), " ",
           h("button", { type: "submit", class: "secondary" }, "Go")),
-        this.where),
-      h("div", { class: "replay-grid" },
-        h("section", { class: "panel", "aria-label": "The table at this version" }, this.stateBox),
-        h("section", { class: "panel", "aria-label": "Moves up to this version" }, h("h2", {}, "Moves up to here"), this.recent)),
-      h("section", { class: "panel", "aria-label": "Score sheet" }, h("h2", {}, "Score sheet"),
-        h("p", { class: "muted small" }, "Select a score to see where it comes from: the cards, the events that recorded them, the rule."),
-        this.m.scoreSheet(this.sheet, { onScore: (round, seat, category) => this.explain(round, seat, category) }),
-        this.provenance),
-    );
+        this.jumpForm(),
+        this.where));
+    // The table stays in view beside the controls, the moves and the score sheet (wide screens).
+    this.main.append(h("div", { class: "replay-layout" },
+      h("section", { class: "panel replay-table", "aria-label": "The table at this version", tabindex: 0 }, this.stateBox),
+      h("div", { class: "replay-side" },
+        h("section", { class: "panel", "aria-label": "Moves up to this version" }, h("h2", {}, "Moves up to here"), this.recent),
+        h("section", { class: "panel", "aria-label": "Score sheet" }, h("h2", {}, "Score sheet"),
+          h("p", { class: "muted small" }, "Select a score to see where it comes from: the cards (highlighted on the table), the events that recorded them, the rule."),
+          this.m.scoreSheet(this.sheet, { onScore: (round, seat, category) => this.explain(round, seat, category) }),
+          this.provenance))));
     this.main.addEventListener("keydown", (e) => {
       if (e.target.matches("input[type=number], input[type=text]")) return;
       if (e.key === "ArrowLeft" && e.shiftKey) this.show(this.turnBefore(this.version));
@@ -91,6 +96,22 @@ class Replay {
       else return;
       e.preventDefault();
     });
+  }
+
+  /** Jump to "round R, turn T" (the reveal of that turn; in a game without rounds, turn T). */
+  jumpForm() {
+    const rounds = this.events.some((r) => typeof r.data?.round === "number");
+    const number = (id, label, max) => [h("label", { for: id }, label), " ", h("input", { type: "number", id, name: id, min: 1, max, required: true, class: "short" }), " "];
+    return h("form", { class: "goto", id: "jump", onsubmit: (e) => {
+      e.preventDefault();
+      const round = rounds ? Number(e.target.elements["jump-round"].value) : undefined;
+      const turn = Number(e.target.elements["jump-turn"].value);
+      const found = this.events.find((r) => TURN_ENDS.has(r.type) && r.data?.turn === turn && (!rounds || r.data?.round === round));
+      if (found) this.show(found.version);
+      else notify(rounds ? `Round ${round} has no turn ${turn}.` : `The game has no turn ${turn}.`);
+    } },
+    rounds ? number("jump-round", "Round", 3) : null, number("jump-turn", "turn", 200),
+    h("button", { type: "submit", class: "secondary" }, "Go"));
   }
 
   // A "turn" boundary: an event the game's module describes (a reveal, a play, a deal…).
@@ -129,6 +150,16 @@ class Replay {
     }
     if (this.version !== version) return; // the user moved on while this one loaded
     replace(this.stateBox, h("h2", {}, `The table at version ${version}`), h("p", { class: "phase", id: "replay-phase" }, this.m.phase(state)), this.m.replayView(state));
+    this.highlightCards();
+  }
+
+  /** The cards of the score being explained, marked on the table (at the round's last reveal). */
+  highlightCards() {
+    const mark = this.marked;
+    if (!mark || mark.version !== this.version) return;
+    for (const kind of mark.kinds) {
+      for (const el of this.stateBox.querySelectorAll(`[data-seat="${mark.seat}"] .card[data-kind="${kind}"]`)) el.classList.add("scored");
+    }
   }
 
   showRecent(version) {
@@ -142,7 +173,8 @@ class Replay {
     replace(this.recent, lines.length ? lines : h("li", { class: "muted" }, "Nothing yet."));
   }
 
-  explain(round, seat, category) {
+  async explain(round, seat, category) {
+    const rulings = await rulingsOf(this.final.game).catch(() => new Map()); // the codes stay
     const entry = this.audit.provenance.find((p) => (round === "end" ? p.kind === "end" : p.kind === "round" && p.round === round));
     const who = entry?.seats.find((s) => s.seat === seat);
     if (!who) {
@@ -150,37 +182,50 @@ class Replay {
       return;
     }
     const categories = category === "total" ? who.categories : who.categories.filter((c) => c.category === category);
+    // The table as it was when the round was scored: every card of that round on it.
+    const scored = round !== "end" && this.events.find((r) => r.type === "round_scored" && r.data?.round === round);
+    if (scored) {
+      const kinds = new Set(categories.flatMap((c) => (c.cards || []).map((card) => card.card)));
+      this.marked = { version: scored.version - 1, seat, kinds };
+      this.show(scored.version - 1);
+    }
     const where = round === "end" ? "at the end of the game" : `in round ${round}`;
     replace(this.provenance,
       h("h3", {}, `Where ${who.name}'s ${category === "total" ? "points" : category} ${where} come from`),
-      categories.length ? categories.map((c) => this.explainCategory(c)) : h("p", {}, "Nothing scored here."),
+      categories.length ? categories.map((c) => this.explainCategory(c, rulings)) : h("p", {}, "Nothing scored here."),
       category === "total" ? h("p", {}, `Total ${who.points} points; the game recorded ${who.recorded}.`) : null);
     this.provenance.focus();
   }
 
-  explainCategory(c) {
+  explainCategory(c, rulings) {
     const facts = [];
     for (const key of ["count", "icons", "unused_count"]) if (key in c) facts.push(`${key.replace("_", " ")} ${c[key]}`);
     const agree = c.recorded === undefined || c.recorded === c.points;
     return h("div", { class: `origin${agree ? "" : " mismatch"}`, dataset: { category: c.category } },
       h("p", {}, h("strong", {}, `${c.category}: ${c.points} point${Math.abs(c.points) === 1 ? "" : "s"}`),
         facts.length ? ` (${facts.join(", ")})` : "",
-        c.rules?.length ? [" — rule ", c.rules.map((r) => h("abbr", { title: `Rule ${r} in the project's rulings` }, r)).reduce((a, b) => [a, ", ", b])] : "",
+        c.rules?.length ? [" — rule ", c.rules.map((r) => h("a", { href: `#/rules/${this.final.game}/${r}`, class: "rule", title: `Rule ${r}: read the ruling` }, r)).reduce((a, b) => [a, ", ", b])] : "",
         agree ? "" : ` — the game recorded ${c.recorded}!`),
+      (c.rules || []).filter((r) => rulings.has(r)).map((r) => h("p", { class: "ruling-text muted small", dataset: { rule: r } }, h("strong", {}, `${r}. `), rulings.get(r))),
       c.note_corners ? h("p", { class: "muted small" }, c.note_corners) : null,
       c.cards?.length ? h("ul", {}, c.cards.map((card) => this.explainCard(card))) : null,
       c.unused?.length ? h("p", { class: "muted small" }, "Not counted: ", c.unused.map((card) => this.m.cardName(card.card)).join(", ")) : null);
   }
 
   explainCard(card) {
-    const jump = (label, version) => h("button", { type: "button", class: "linklike", onclick: () => this.show(version) }, `${label} at version ${version}`);
+    const jump = (label, version) => h("button", { type: "button", class: "linklike", onclick: () => {
+      this.show(version);
+      this.stateBox.scrollIntoView({ block: "nearest" }); // the table, wherever the page is scrolled
+    } }, `${label} at version ${version}`);
     const steps = [];
     for (const [key, label] of [["picked", "picked"], ["revealed", "revealed"], ["played", "played"]]) {
       if (typeof card[key] === "number") steps.push(jump(label, card[key]));
     }
+    if (typeof card.wasabi?.picked === "number") steps.push(jump("its wasabi picked", card.wasabi.picked));
     const extra = [];
     if (card.points !== undefined) extra.push(`${card.points} pts`);
-    if (card.on_wasabi) extra.push("on a wasabi");
+    if (card.wasabi) extra.push("on a wasabi: triple points");
+    if (card.declined_wasabi) extra.push("kept off a free wasabi by its owner's choice (S9)");
     if (card.cell) extra.push(`on ${this.m.cellName ? this.m.cellName(card.cell) : card.cell.join(",")}`);
     return h("li", {}, this.m.cardName(card.card), extra.length ? ` (${extra.join(", ")})` : "", steps.length ? " — " : "", steps.reduce((a, b) => (a.length ? [...a, ", ", b] : [b]), []));
   }

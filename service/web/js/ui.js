@@ -1,4 +1,5 @@
 // Small DOM helpers. Text always goes in as text (never as HTML): names come from other players.
+import { troubles } from "./api.js";
 
 export function h(tag, attrs = {}, ...children) {
   const el = document.createElement(tag);
@@ -41,6 +42,12 @@ export function notify(message, kind = "error") {
 
 export function clearNotice() {
   document.getElementById("notice").hidden = true;
+}
+
+/** The service answers again: take down a notice that said it could not be reached. */
+export function clearTroubleNotice() {
+  const box = document.getElementById("notice");
+  if (!box.hidden && troubles.has(box.textContent)) box.hidden = true;
 }
 
 export function when(iso) {

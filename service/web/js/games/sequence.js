@@ -6,6 +6,9 @@ import { h, plural } from "../ui.js";
 
 export const title = "Sequence";
 
+/** Whether the view's seat is the one to move now. */
+export const yourTurn = (view) => view.status === "playing" && Boolean(view.you?.your_turn);
+
 const SIZE = 10;
 const COLUMNS = "ABCDEFGHIJ";
 const CORNER = "XX";
@@ -187,7 +190,9 @@ function board(view, { legal = new Set(), removing = false, preview = new Set(),
       const change = changed.get(key(r, c));
       if (change) words.push(change === "removed" ? "chip just removed" : "chip just placed");
       if (isLegal) words.push(removing ? "remove this chip" : "play here");
-      const label = words.join(", ");
+      // The spoken label starts with what the cell shows (WCAG 2.5.3: "say what you see").
+      const shown = corner ? "★" : parseCard(code) ? `${parseCard(code).rank}${SUITS[parseCard(code).suit].symbol}` : code;
+      const label = [shown, ...words].join(", ");
       const classes = ["sq-cell"];
       if (corner) classes.push("sq-corner");
       else if (isRed(code)) classes.push("sq-red");
@@ -628,7 +633,7 @@ export function scoreSheet(sheet, { onScore } = {}) {
         ? h("ul", { class: "sq-runs" }, t.runs.map((run) => h("li", {}, describeRun(run))))
         : h("span", { class: "muted" }, "none")));
   });
-  return h("div", { class: "score-sheet sq-sheet", id: "score-sheet" },
+  return h("div", { class: "score-sheet sq-sheet", id: "score-sheet", tabindex: 0, role: "group", "aria-label": "Score sheet" },
     h("p", { class: "sq-sheet-result", id: "result" }, sheetResult(sheet)),
     h("div", { class: "sq-table-scroll" },
       h("table", { class: "sheet totals", id: "totals" },

@@ -26,11 +26,46 @@ const CATEGORY_NAMES = {
   pudding: "Pudding",
 };
 
-export const cardName = (card) => CARD_NAMES[card] || card;
+// What each card is worth, at a glance on its face (the rulings S10–S15 say it in full).
+const FACES = {
+  tempura: "2 → 5",
+  sashimi: "3 → 10",
+  dumpling: "1 3 6 10 15",
+  maki_1: "●",
+  maki_2: "●●",
+  maki_3: "●●●",
+  egg_nigiri: "1",
+  salmon_nigiri: "2",
+  squid_nigiri: "3",
+  wasabi: "nigiri ×3",
+  pudding: "end: ±6",
+  chopsticks: "2 cards later",
+};
+// Cards per scoring set, for the progress shown on a tableau (S10).
+const SETS = { tempura: 2, sashimi: 3 };
+const ORDER = ["maki_3", "maki_2", "maki_1", "tempura", "sashimi", "dumpling", "egg_nigiri", "salmon_nigiri", "squid_nigiri", "pudding", "chopsticks", "wasabi"];
+
+// The edition's own names (the view's card_names: zoch prints mussels and tuna nigiri).
+let printed = {};
+
+/** Take the names the view's edition prints on its cards. */
+function useEdition(view) {
+  printed = view?.card_names || printed;
+}
+
+export const cardName = (card) => {
+  const own = printed[card];
+  if (own && own !== card) return own.charAt(0).toUpperCase() + own.slice(1).replace(/_/g, " ");
+  return CARD_NAMES[card] || card;
+};
 const isNigiri = (card) => card.endsWith("_nigiri");
 
-function card(kind, attrs = {}) {
-  return h("span", { class: `card sg-${kind}`, ...attrs }, cardName(kind));
+function face(kind) {
+  return h("small", { class: "face" }, FACES[kind] || "");
+}
+
+function card(kind, attrs = {}, extra = null) {
+  return h("span", { class: `card sg-${kind}`, ...attrs }, cardName(kind), extra, face(kind));
 }
 
 function cardList(cards) {
@@ -47,6 +82,9 @@ export function describeGame(view) {
 }
 
 export const title = "Sushi Go!";
+
+/** Whether the view's seat has a pick to make now (the tab's title says so in the background). */
+export const yourTurn = (view) => view.status === "playing" && Boolean(view.you?.hand?.length && !view.you.pick);
 
 export function phase(view) {
   if (view.status === "waiting") return "Waiting for players";
@@ -67,23 +105,31 @@ function seatName(view, seat) {
 // --- the table --------------------------------------------------------------------------------
 
 function tableau(t) {
-  // Cards in the order placed. A nigiri that went onto a wasabi (S8/S9) is drawn on the oldest
-  // free wasabi; which copies went on one is read from on_wasabi by walking in order.
+  // Grouped by kind, with how far the next set is. A nigiri that went onto a wasabi (S8/S9) is
+  // drawn on the oldest free wasabi; which copies went on one is read from on_wasabi in order.
   const dipped = [...t.on_wasabi];
   const free = [];
-  const shown = [];
+  const stacks = [];
+  const counts = new Map();
   for (const c of t.cards) {
     if (c === "wasabi") {
-      const slot = h("span", { class: "stack" }, card("wasabi"));
+      const slot = h("span", { class: "stack" }, card("wasabi", { dataset: { kind: "wasabi" } }));
       free.push(slot);
-      shown.push(slot);
+      stacks.push(slot);
     } else if (isNigiri(c) && free.length && dipped.includes(c)) {
       dipped.splice(dipped.indexOf(c), 1);
-      free.shift().append(card(c, { title: `${cardName(c)} on wasabi: triple points (S8)` }));
+      free.shift().append(card(c, { title: `${cardName(c)} on a wasabi: triple points (S8)`, dataset: { kind: c } }, " on wasabi"));
     } else {
-      shown.push(card(c));
+      counts.set(c, (counts.get(c) || 0) + 1);
     }
   }
+  const groups = ORDER.filter((k) => counts.has(k)).map((k) => {
+    const n = counts.get(k);
+    const size = SETS[k];
+    const progress = size ? ` (${Math.floor(n / size) ? `${plural(Math.floor(n / size), "set")}, ` : ""}${n % size}/${size})` : "";
+    return card(k, { dataset: { kind: k, count: n } }, h("span", { class: "count" }, `${n > 1 ? ` ×${n}` : ""}${progress}`));
+  });
+  const shown = [...groups, ...stacks];
   return shown.length ? h("div", { class: "cards" }, shown) : h("p", { class: "muted" }, "Nothing on the table");
 }
 
@@ -111,6 +157,7 @@ function dummyPanel(view) {
     "section",
     { class: "seat dummy", "aria-label": "The dummy", dataset: { seat: "dummy" } },
     h("header", {}, h("h3", {}, "Dummy")),
+    h("p", { class: "muted small" }, "A card-less third player: each turn one of you, in turn, gives it a card from your hand. It scores, but cannot win (", h("a", { href: "#/rules/sushi-go/S17" }, "S17"), ")."),
     h("p", { class: "stats" }, `Score ${d.score} · ${plural(d.puddings, "pudding")} · ${d.pile_size} cards in its pile${controller}`),
     tableau(d.tableau),
   );
@@ -140,12 +187,32 @@ export function newDraft() {
 
 /** The live game: every seat's table, then your hand (if you have a seat and it is playing). */
 export function render(view, draft, { onChange, onMove }) {
-  return h("div", { class: "sushigo" }, hand(view, draft, { onChange, onMove }), table(view));
+  useEdition(view);
+  return h("div", { class: "sushigo" }, howToPlay(view), hand(view, draft, { onChange, onMove }), h("h2", { class: "visually-hidden" }, "The table"), table(view));
 }
 
 /** A finished game at some version (replay): everything is public, nothing to pick. */
 export function replayView(view) {
+  useEdition(view);
   return table(view);
+}
+
+const rule = (code) => h("a", { href: `#/rules/sushi-go/${code}` }, code);
+
+/** How to play, for the view's edition and variant; every rule links to its ruling. */
+function howToPlay(view) {
+  const zoch = view.rules.edition === "zoch";
+  return h("details", { class: "panel how", id: "how-to-play" },
+    h("summary", {}, "How to play"),
+    h("ul", {},
+      h("li", {}, "Everyone keeps one card from their hand at the same time; the cards are shown together and the rest of each hand passes on (", rule("S4"), ", ", rule("S5"), ")."),
+      h("li", {}, "Chopsticks: on a later turn, take two cards instead of one; the chopsticks go back into the hand you pass (", rule("S6"), ")."),
+      h("li", {}, zoch ? "Wasabi: your next nigiri may go onto it for triple points; you may also keep it off (" : "Wasabi: your next nigiri goes onto it and scores triple (", rule(zoch ? "S9" : "S8"), ")."),
+      h("li", {}, "At the end of each round: maki by most icons, tempura by pairs, sashimi by threes, dumplings by how many, nigiri by kind (", rule("S10"), ", ", rule(zoch ? "S12" : "S11"), "). The values are on each card."),
+      h("li", {}, "Puddings stay until the end of the third round: most and fewest score (", rule(zoch ? "S15" : "S14"), "). The highest total wins; a tie goes to the most puddings (", rule("S16"), ")."),
+      view.rules.dummy ? h("li", {}, "The dummy: each turn one of you, in turn, also gives it a card from your hand. It scores like a player but cannot win (", rule("S17"), ").") : null,
+      zoch ? h("li", {}, "Zoch names: mussels are dumplings, tuna nigiri are squid nigiri.") : null),
+    h("p", {}, h("a", { href: "#/rules/sushi-go" }, "All the rulings")));
 }
 
 function hand(view, draft, { onChange, onMove }) {
@@ -184,6 +251,7 @@ function hand(view, draft, { onChange, onMove }) {
         },
       },
       cardName(c),
+      face(c),
       order >= 0 && max > 1 ? h("span", { class: "order" }, ` #${order + 1}`) : null,
       draft.dummy === i ? h("span", { class: "order" }, " (dummy)") : null,
     );
@@ -267,6 +335,7 @@ function describePick(view, p) {
 
 /** One line for an event of the log, or null for the bookkeeping ones. */
 export function describeEvent(view, record) {
+  useEdition(view);
   const d = record.data || {};
   switch (record.type) {
     case "seat_taken":
@@ -290,6 +359,61 @@ export function describeEvent(view, record) {
 
 // --- the score sheet --------------------------------------------------------------------------
 
+function roundTable(r, categories, cell = (round, row, category) => h("td", {}, category === "total" ? String(row.total) : categoryCell(category, row[category]))) {
+  return h("table", { class: "sheet", dataset: { round: r.round } },
+    h("caption", {}, `Round ${r.round}`),
+    h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "Player"), categories.map((c) => h("th", { scope: "col" }, c === "dumpling" ? cardName(c) : CATEGORY_NAMES[c] || c)), h("th", { scope: "col" }, "Round total"))),
+    h("tbody", {}, r.seats.map((row) => h("tr", { dataset: { seat: row.seat } }, h("th", { scope: "row" }, row.name), categories.map((c) => cell(r.round, row, c)), cell(r.round, row, "total")))),
+  );
+}
+
+/** What a round's end gave each seat (the API's score sheet), its maki standings and the
+ * puddings kept so far (the view): shown before play goes on. */
+export function roundSummary(sheet, round, view) {
+  const r = sheet.rounds.find((x) => x.round === round);
+  if (!r) return null;
+  const categories = sheet.categories.filter((c) => c !== "pudding");
+  const maki = [...r.seats].sort((a, b) => (b.maki?.icons ?? 0) - (a.maki?.icons ?? 0));
+  const puddings = [...view.seats.map((s) => [s.name, s.puddings]), ...(view.dummy ? [["Dummy", view.dummy.puddings]] : [])];
+  return [
+    h("h2", {}, `Round ${round} scored`),
+    h("div", { class: "score-sheet", tabindex: 0, role: "group", "aria-label": `Round ${round} points` }, roundTable(r, categories)),
+    h("p", { class: "maki-standings" }, "Maki standings: ",
+      maki.map((row) => `${row.name} ${plural(row.maki?.icons ?? 0, "icon")} → ${row.maki?.points ?? 0}`).join(" · ")),
+    round < 3 ? h("p", { class: "puddings-so-far" }, "Puddings kept for the end: ", puddings.map(([name, n]) => `${name} ${n}`).join(" · ")) : null,
+  ];
+}
+
+/** The game's end in words: the ranking, the pudding points and how a tie was broken (S16). */
+export function finalSummary(sheet, view) {
+  const players = view.rules.players; // seats past these are the dummy's (it cannot win, S17)
+  const puddings = new Map((sheet.puddings || []).map((p) => [p.seat, p]));
+  const ranking = [...sheet.totals].sort((a, b) => b.total - a.total || (puddings.get(b.seat)?.count ?? 0) - (puddings.get(a.seat)?.count ?? 0));
+  const winners = new Set(sheet.winners || []);
+  const line = (t) => {
+    const p = puddings.get(t.seat);
+    const pudding = p ? ` (puddings: ${p.count}, ${p.points >= 0 ? "+" : ""}${p.points})` : "";
+    const dummy = t.seat >= players ? " — the dummy cannot win (S17)" : "";
+    return h("li", { dataset: { seat: t.seat }, class: winners.has(t.seat) ? "winner" : "" }, `${t.name}: ${plural(t.total, "point")}${pudding}${dummy}`);
+  };
+  return [h("h2", {}, "Final ranking"), h("ol", { class: "ranking", id: "ranking" }, ranking.map(line)), h("p", { id: "verdict", class: "summary" }, verdict(sheet, players, puddings))];
+}
+
+function verdict(sheet, players, puddings) {
+  const seats = sheet.totals.filter((t) => t.seat < players);
+  const best = Math.max(...seats.map((t) => t.total));
+  const tied = seats.filter((t) => t.total === best);
+  const names = (list) => list.map((t) => t.name).join(" and ");
+  const winners = seats.filter((t) => (sheet.winners || []).includes(t.seat));
+  if (tied.length === 1) return `${names(winners)} wins with ${plural(best, "point")}.`;
+  const count = (t) => puddings.get(t.seat)?.count ?? 0;
+  if (winners.length === 1) {
+    const others = tied.filter((t) => t.seat !== winners[0].seat).map(count);
+    return `${names(tied)} tie on ${plural(best, "point")}; ${winners[0].name} wins on puddings, ${count(winners[0])} to ${others.join(" and ")} (S16).`;
+  }
+  return `${names(winners)} tie on ${plural(best, "point")} and on puddings (${count(winners[0])} each): a shared win (S16).`;
+}
+
 function categoryCell(category, entry) {
   if (!entry) return "";
   const detail = [];
@@ -310,13 +434,7 @@ export function scoreSheet(sheet, { onScore } = {}) {
     return h("td", {}, h("button", { type: "button", class: "linklike", dataset: { round, seat: row.seat, category },
       onclick: () => onScore(round, row.seat, category), "aria-label": `${CATEGORY_NAMES[category] || "Total"} of ${row.name} in round ${round}: ${text}. Show where it comes from.` }, text));
   };
-  const rounds = sheet.rounds.map((r) =>
-    h("table", { class: "sheet", dataset: { round: r.round } },
-      h("caption", {}, `Round ${r.round}`),
-      h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "Player"), categories.map((c) => h("th", { scope: "col" }, CATEGORY_NAMES[c] || c)), h("th", { scope: "col" }, "Round total"))),
-      h("tbody", {}, r.seats.map((row) => h("tr", {}, h("th", { scope: "row" }, row.name), categories.map((c) => cell(r.round, row, c)), cell(r.round, row, "total")))),
-    ),
-  );
+  const rounds = sheet.rounds.map((r) => roundTable(r, categories, cell));
   const puddings = sheet.puddings
     ? h("table", { class: "sheet puddings" },
         h("caption", {}, "Puddings (end of the game)"),
@@ -329,5 +447,8 @@ export function scoreSheet(sheet, { onScore } = {}) {
     h("caption", {}, "Totals"),
     h("tbody", {}, sheet.totals.map((t) => h("tr", { class: winners.has(t.seat) ? "winner" : "" },
       h("th", { scope: "row" }, t.name), h("td", {}, t.total), h("td", {}, winners.has(t.seat) ? "winner" : "")))));
-  return h("div", { class: "score-sheet", id: "score-sheet" }, rounds, puddings, totals);
+  // It scrolls sideways on a phone: focusable, so that a keyboard can scroll it too.
+  const legend = h("p", { class: "muted small legend", id: "sheet-legend" },
+    "Each cell: points, then what earned them — maki: the icons; other kinds: the cards (3× = three cards). Puddings score once, at the end. The totals come first.");
+  return h("div", { class: "score-sheet", id: "score-sheet", tabindex: 0, role: "group", "aria-label": "Score sheet", "aria-describedby": "sheet-legend" }, legend, totals, rounds, puddings);
 }

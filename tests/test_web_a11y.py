@@ -1,0 +1,90 @@
+"""Accessibility (issue 17): axe-core (from the npm registry, see web_support.axe_core) finds no
+WCAG 2.1 A/AA or best-practice violation on the lobby, a game of each kind in play, a finished
+game and its replay, at desktop and phone width."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import requests
+from playwright.sync_api import Page, expect
+from test_web_sushigo import create_game
+from web_support import axe_violations, screenshot
+
+pytest_plugins = ["api_fixtures", "web_fixtures"]
+
+WIDTHS = [1280, 375]
+
+
+def clean(page: Page, where: str) -> None:
+    violations = axe_violations(page)
+    assert violations == [], f"{where}: {violations}"
+
+
+def finished_game(base: str) -> str:
+    bots = [{"seat": s, "kind": "greedy"} for s in range(3)]
+    body = {"game": "sushi-go", "players": 3, "bots": bots}
+    return requests.post(f"{base}/games", json=body, timeout=10).json()["id"]
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_the_lobby_and_a_sushi_go_game_have_no_violations(
+    contexts: Any, live_server: Any, width: int
+) -> None:
+    finished_game(live_server.url)  # every list has a row
+    page = contexts(width=width, bypass_csp=True).new_page()
+    create_game(page, "Ama", 2, **{"seat-1": "greedy"})
+    page.wait_for_selector("#hand button.pickable")
+    page.locator("#hand button.pickable").first.click()
+    clean(page, "a sushi go game with a card chosen")
+    page.goto("/")
+    expect(page.locator("#games-over li[data-game]").first).to_be_visible()
+    expect(page.locator("#my-games li[data-game]").first).to_be_visible()
+    clean(page, "the lobby")
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_a_sequence_game_has_no_violations(contexts: Any, width: int) -> None:
+    page = contexts(width=width, bypass_csp=True).new_page()
+    page.goto("/")
+    page.select_option("#game", "sequence")
+    page.select_option("#players", "2")
+    page.select_option("#seat-1", "greedy")
+    page.fill("#name", "Noor")
+    page.click("#create-game")
+    page.wait_for_selector("#hand button[data-card]")
+    page.locator("#hand button[data-card]").first.click()
+    clean(page, "a sequence game with a card chosen")
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_a_finished_game_and_its_replay_have_no_violations(
+    contexts: Any, live_server: Any, width: int
+) -> None:
+    game_id = finished_game(live_server.url)
+    page = contexts(width=width, bypass_csp=True).new_page()
+    page.goto(f"/#/game/{game_id}")
+    expect(page.locator("#game")).to_have_attribute("data-status", "over")
+    clean(page, "a finished game")
+    page.goto(f"/#/replay/{game_id}/20")
+    expect(page.locator("#replay-state h2")).to_have_text("The table at version 20")
+    page.locator("#score-sheet button[data-category='maki']").first.click()
+    expect(page.locator("#provenance")).to_contain_text("maki")
+    clean(page, "a replay with a score explained")
+    screenshot(page, f"a11y-replay-{width}")
+
+
+def test_a_finished_sequence_game_and_its_replay_have_no_violations(
+    contexts: Any, live_server: Any
+) -> None:
+    bots = [{"seat": s, "kind": "greedy"} for s in range(2)]
+    body = {"game": "sequence", "players": 2, "bots": bots}
+    game_id = requests.post(f"{live_server.url}/games", json=body, timeout=10).json()["id"]
+    page = contexts(bypass_csp=True).new_page()
+    page.goto(f"/#/game/{game_id}")
+    expect(page.locator("#game")).to_have_attribute("data-status", "over")
+    clean(page, "a finished sequence game")
+    page.goto(f"/#/replay/{game_id}/10")
+    expect(page.locator("#replay-state h2").first).to_have_text("The table at version 10")
+    clean(page, "a sequence replay")

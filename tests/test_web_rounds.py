@@ -1,0 +1,95 @@
+"""Every outcome shown before play moves on (issue 17), in a whole game of each edition and
+variant against bots: each round's summary (points per category, maki standings) and the final
+ranking with pudding points and the winner in words, all as GET /scores has them; then a
+rematch creates the same game with the same bots."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import pytest
+from playwright.sync_api import Page, expect
+from test_web_sushigo import api_json, create_game, my_turn_or_over, take_turn, token_of
+from web_support import screenshot
+
+pytest_plugins = ["api_fixtures", "web_fixtures"]
+
+VARIANTS = {
+    "gamewright": (3, {"seat-1": "greedy", "seat-2": "random"}),
+    "zoch": (3, {"edition": "zoch", "seat-1": "random", "seat-2": "greedy"}),
+    "dummy": (2, {"dummy": "on", "seat-1": "greedy"}),
+}
+
+
+def check_summary(page: Page, sheet: dict[str, Any]) -> int:
+    """The round summary on the page against the API's score sheet; returns its round."""
+    summary = page.locator("#round-summary")
+    round_ = int(summary.get_attribute("data-round") or 0)
+    scored = next(r for r in sheet["rounds"] if r["round"] == round_)
+    expect(summary.locator("h2")).to_have_text(f"Round {round_} scored")
+    for seat in scored["seats"]:
+        row = summary.locator(f"tr[data-seat='{seat['seat']}']")
+        expect(row.locator("td").last).to_have_text(str(seat["total"]))
+        expect(row.locator("td").first).to_contain_text(str(seat["maki"]["points"]))
+        icons = seat["maki"].get("icons", 0)
+        expect(summary.locator(".maki-standings")).to_contain_text(
+            f"{seat['name']} {icons} icon{'' if icons == 1 else 's'} → {seat['maki']['points']}"
+        )
+    return round_
+
+
+@pytest.mark.parametrize("variant", list(VARIANTS))
+def test_each_round_and_the_end_are_explained_as_the_api_scores_them(
+    contexts: Any, live_server: Any, variant: str
+) -> None:
+    players, choices = VARIANTS[variant]
+    rng = random.Random(17)
+    page = contexts().new_page()
+    game_id = create_game(page, "Uma", players, **choices)
+    token = token_of(page, game_id)
+    seen: list[int] = []
+    while my_turn_or_over(page):
+        take_turn(page, rng)
+        summary = page.locator("#round-summary")
+        if summary.count() and int(summary.get_attribute("data-round") or 0) not in seen:
+            sheet = api_json(live_server.url, f"/games/{game_id}/scores", token)
+            seen.append(check_summary(page, sheet))
+            if len(seen) == 1:
+                screenshot(page, f"round-summary-{variant}")
+            page.click("#round-summary-continue")  # the player goes on
+            expect(page.locator("#round-summary")).to_have_count(0)
+    assert seen[:2] == [1, 2]  # round 3 ends the game: its summary may come with the end
+
+    sheet = api_json(live_server.url, f"/games/{game_id}/scores", token)
+    final = page.locator("#final")
+    expect(final).to_be_visible()
+    ranking = final.locator("#ranking li")
+    expect(ranking).to_have_count(len(sheet["totals"]))
+    totals = {t["seat"]: t["total"] for t in sheet["totals"]}
+    shown = [int(ranking.nth(i).get_attribute("data-seat") or 0) for i in range(ranking.count())]
+    assert [totals[seat] for seat in shown] == sorted(totals.values(), reverse=True)
+    puddings = {p["seat"]: p for p in sheet["puddings"]}
+    for total in sheet["totals"]:
+        line = final.locator(f"#ranking li[data-seat='{total['seat']}']")
+        expect(line).to_contain_text(f"{total['name']}: {total['total']} point")
+        pudding = puddings[total["seat"]]
+        sign = "+" if pudding["points"] >= 0 else ""
+        expect(line).to_contain_text(f"puddings: {pudding['count']}, {sign}{pudding['points']}")
+    winners = [t["name"] for t in sheet["totals"] if t["seat"] in sheet["winners"]]
+    for name in winners:
+        expect(final.locator("#verdict")).to_contain_text(name)
+    screenshot(page, f"final-{variant}")
+    page.set_viewport_size({"width": 375, "height": 800})
+    screenshot(page, f"final-{variant}-phone")
+
+    # The rematch: the same rules, the same bots at the same seats; this browser sits down.
+    old = api_json(live_server.url, f"/games/{game_id}")
+    page.click("#rematch")
+    page.wait_for_url(lambda url: game_id not in url and "/#/game/" in url)
+    again = page.url.rsplit("/", 1)[1]
+    new = api_json(live_server.url, f"/games/{again}")
+    assert new["rules"] == old["rules"]
+    bots = [(s["seat"], s["bot"]) for s in old["seats"] if s["bot"]]
+    assert [(s["seat"], s["bot"]) for s in new["seats"] if s["bot"]] == bots
+    assert "Uma" in [s["name"] for s in new["seats"]]
