@@ -8,19 +8,37 @@ create → join → view/move/events/... so that most requests reach a real game
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
+import dbsupport
 import pytest
 import schemathesis
 from psycopg_pool import ConnectionPool
 
 from bench import fuzz
 from service.http.app import create_app
+from service.store.db import drop_database, make_pool
 
 MAX_EXAMPLES = 25  # per operation; the stateful run below adds a few hundred steps
 
 
 @pytest.fixture(scope="module")
-def spec(pool: ConnectionPool) -> schemathesis.schemas.BaseSchema:
-    return fuzz.load_schema(create_app(pool=pool, config=fuzz.APP_CONFIG))
+def honest_pool(database_url: str) -> Iterator[ConnectionPool]:
+    """A database of its own. Why: the run's shared database holds games that other tests
+    corrupted on purpose as the database owner (tests/test_tamper.py), which no honest service
+    holds; the stateful run lists games and would wander into them."""
+    name = dbsupport.new_database_name()
+    url = dbsupport.create_migrated_database(database_url, name)
+    try:
+        with make_pool(url, max_size=4) as pool:
+            yield pool
+    finally:
+        drop_database(database_url, name)
+
+
+@pytest.fixture(scope="module")
+def spec(honest_pool: ConnectionPool) -> schemathesis.schemas.BaseSchema:
+    return fuzz.load_schema(create_app(pool=honest_pool, config=fuzz.APP_CONFIG))
 
 
 def test_every_operation(spec: schemathesis.schemas.BaseSchema) -> None:
