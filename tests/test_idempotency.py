@@ -245,7 +245,8 @@ def test_a_key_reused_for_another_request_is_refused(api: ApiClient, table: Tabl
     cards = hand(table, 0)
     key = new_key()
     expect_status(seat.post(f"{table.path}/moves", {"cards": [cards[0]]}, headers=key), 200)
-    other_body = seat.post(f"{table.path}/moves", {"cards": [cards[1]]}, headers=key)
+    other = next(card for card in cards if card != cards[0])  # another request, not a copy
+    other_body = seat.post(f"{table.path}/moves", {"cards": [other]}, headers=key)
     problem = expect_problem(other_body, 422, "idempotency_key_reused")
     assert HEADER in problem["detail"] and "new key" in problem["detail"]
     other_path = seat.post("/games", {"game": "sushi-go", "players": 2}, headers=key)

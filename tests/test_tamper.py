@@ -187,12 +187,16 @@ def test_a_changed_pick_with_the_hashes_recomputed_fails_the_replay(
     """Re-deciding the game from its picks, the rules engine refuses or disagrees at once."""
     game = finished.game_id
     picked = version_of(owner_connection, game, "card_picked", 4)
+    (was,) = owner_connection.execute(
+        "SELECT data->'cards' FROM events WHERE game_id = %s AND version = %s", (game, picked)
+    ).fetchone()
+    forged = "egg_nigiri" if was == ["squid_nigiri"] else "squid_nigiri"  # a change, always
     tamper(
         owner_connection,
         (
-            "UPDATE events SET data = jsonb_set(data, '{cards}', '[\"squid_nigiri\"]')"
+            "UPDATE events SET data = jsonb_set(data, '{cards}', jsonb_build_array(%s::text))"
             " WHERE game_id = %s AND version = %s",
-            (game, picked),
+            (forged, game, picked),
         ),
     )
     rechain(owner_connection, game)
