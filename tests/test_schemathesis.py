@@ -37,8 +37,12 @@ def honest_pool(database_url: str) -> Iterator[ConnectionPool]:
 
 
 @pytest.fixture(scope="module")
-def spec(honest_pool: ConnectionPool) -> schemathesis.schemas.BaseSchema:
-    return fuzz.load_schema(create_app(pool=honest_pool, config=fuzz.APP_CONFIG))
+def spec(honest_pool: ConnectionPool) -> Iterator[schemathesis.schemas.BaseSchema]:
+    app = create_app(pool=honest_pool, config=fuzz.APP_CONFIG)
+    try:
+        yield fuzz.load_schema(app)
+    finally:  # before its database is dropped: the hub would keep reconnecting to it
+        app.extensions["cardroom_live"].stop()
 
 
 def test_every_operation(spec: schemathesis.schemas.BaseSchema) -> None:
