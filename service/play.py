@@ -42,7 +42,7 @@ from service.store.events import (
     StoreUnavailable,
     VersionConflict,
 )
-from service.store.receipts import Receipt
+from service.store.idempotency_records import IdempotencyRecord
 from service.store.recent import Recent
 from service.store.replicas import Replicas
 
@@ -255,10 +255,10 @@ class GameService:
         options: dict[str, Any],
         bots: Sequence[BotSeat] = (),
         turn_seconds: int | None = None,
-        receipt: Receipt | None = None,
+        record: IdempotencyRecord | None = None,
     ) -> Loaded:
         """A new game; bot seats that come first are taken now, and if bots take every seat the
-        game is played to its end now. ``receipt``: of the keyed request, written with it."""
+        game is played to its end now. ``record``: of the keyed request, written with it."""
         adapter = adapter_for(name)
         game = adapter.game
         if (bots or turn_seconds) and not autoplay.has_bots(game):
@@ -272,13 +272,13 @@ class GameService:
         game_id = uuid4()
         sealed, key_id = self.keys.seal_seed(game_id, seed)
         faults.point("decided")
-        self.store.create_game(game_id, name, sealed, outcome.events, receipt, key_id)
+        self.store.create_game(game_id, name, sealed, outcome.events, record, key_id)
         faults.point("appended")
         self._remember(game_id, name, outcome.state)
         return Loaded(game_id, adapter, outcome.state)
 
     def join(
-        self, game_id: UUID, name: str, token_hash: bytes, receipt: Receipt | None = None
+        self, game_id: UUID, name: str, token_hash: bytes, record: IdempotencyRecord | None = None
     ) -> tuple[int, Loaded]:
         """Take the next free seat for ``name``; the seat's token hash is stored with it."""
         for _ in range(MAX_ATTEMPTS):
@@ -294,7 +294,7 @@ class GameService:
                     outcome.events,
                     seat_token=(seat, token_hash),
                     deadline=outcome.deadline,
-                    receipt=receipt,
+                    record=record,
                 )
             except VersionConflict:
                 metrics.APPEND_RETRIES.inc()
@@ -311,7 +311,7 @@ class GameService:
         move: Any,
         turn: Any,
         loaded: Loaded | None = None,
-        receipt: Receipt | None = None,
+        record: IdempotencyRecord | None = None,
     ) -> Loaded:
         """Decide and append ``seat``'s move for ``turn`` (as the move schema loads it);
         ``loaded`` is the game as just read, if at hand. A move counts only for the turn it
@@ -330,7 +330,7 @@ class GameService:
                     loaded.version,
                     outcome.events,
                     deadline=outcome.deadline,
-                    receipt=receipt,
+                    record=record,
                 )
             except VersionConflict:
                 metrics.APPEND_RETRIES.inc()

@@ -309,9 +309,9 @@ def create_game() -> Response:
     body = CREATE_GAME_REQUEST.load(json_body())
     adapter = adapter_for(body["game"])
     options = {**adapter.rules.load(body["rules"]), "players": body["players"]}
-    receipt = None if keyed is None else keyed.receipt()
+    record = None if keyed is None else keyed.record()
     loaded = games().create(
-        body["game"], options, body["bots"], body.get("turn_seconds"), receipt=receipt
+        body["game"], options, body["bots"], body.get("turn_seconds"), record=record
     )
     return created(loaded)
 
@@ -592,8 +592,8 @@ def join_game(game_id: str) -> Response:
     if keyed is not None and keyed.stored is not None:
         return idempotency.replayed(rejoined(gid, body["name"], keyed))
     token = auth.new_token()
-    receipt = None if keyed is None else keyed.receipt(secret=token)
-    seat, loaded = games().join(gid, body["name"], auth.token_hash(token), receipt)
+    record = None if keyed is None else keyed.record(secret=token)
+    seat, loaded = games().join(gid, body["name"], auth.token_hash(token), record)
     return seat_granted(gid, seat, body["name"], token, loaded)
 
 
@@ -825,8 +825,8 @@ def make_move(game_id: str) -> Response:
             "not_your_seat",
             f"your token acts for seat {seat}, not seat {body['seat']}",
         )
-    receipt = None if keyed is None else keyed.receipt()
-    moved = games().move(gid, seat, body["move"], body.get("turn"), loaded, receipt)
+    record = None if keyed is None else keyed.record()
+    moved = games().move(gid, seat, body["move"], body.get("turn"), loaded, record)
     return with_receipt(view_body(moved, seat), moved, 200)
 
 

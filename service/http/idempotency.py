@@ -1,14 +1,14 @@
 """``Idempotency-Key``: a POST takes effect once, however often it is sent, and every retry gets
 its first answer.
 
-Exactly once, across crashes. A keyed request that changes a game hands a *receipt* to the store,
-which writes it in the same statement (or transaction) as the request's events
-(service/store/receipts.py): the row exists exactly when the request took effect, whatever
-happens afterwards (a crash before the answer, a reset connection, a 503 after the commit). A
-retry that finds it gets the answer rebuilt from the game at the version the request left it at
+Exactly once, across crashes. A keyed request that changes a game hands an *idempotency record*
+to the store, which writes it in the same statement (or transaction) as the request's events
+(service/store/idempotency_records.py): the row exists exactly when the request took effect,
+whatever happens afterwards (a crash before the answer, a reset connection, a 503 after the commit).
+A retry that finds it gets the answer rebuilt from the game at the version the request left it at
 (the route's own view of that state, so byte for byte the first answer), marked
 ``Idempotent-Replayed: true``; a retry that finds none runs for the first time. Requests that
-change nothing (400, 401, 404, 409, 422…) write no receipt: a retry meets the same refusal, or
+change nothing (400, 401, 404, 409, 422…) write no record: a retry meets the same refusal, or
 whatever the game says now.
 
 Per request, called by the route once it has authenticated the client (:func:`begin`): the key is
@@ -16,7 +16,7 @@ checked (400 ``invalid_idempotency_key`` unless a UUID or a random token of at l
 a stored join holds a bearer token, so a key must be unguessable); the client's scope is the
 SHA-256 of its bearer token, or ``anonymous``; a PostgreSQL advisory lock on (scope, key) is
 taken on a connection held until the request ends, so copies sent at once run one at a time;
-under it the receipt is looked up (422 ``idempotency_key_reused`` if it was for another method,
+under it the record is looked up (422 ``idempotency_key_reused`` if it was for another method,
 path or body).
 
 Receipts expire (``CARDROOM_IDEMPOTENCY_TTL`` seconds, default 24 h): the service deletes expired
@@ -46,9 +46,9 @@ from psycopg_pool import ConnectionPool
 from service import faults, metrics
 from service.http.problems import Problem
 from service.settings import settings
-from service.store import db, receipts
+from service.store import db, idempotency_records
 from service.store.events import StoreUnavailable
-from service.store.receipts import Receipt, Stored
+from service.store.idempotency_records import IdempotencyRecord, Stored
 
 log = logging.getLogger(__name__)
 
@@ -115,9 +115,9 @@ class Keyed:
     secret: bytes  # derived from the key, never stored: keys the fingerprint and the sealing
     fingerprint: bytes
     lock_id: int
-    ttl_seconds: float = receipts.DEFAULT_TTL_SECONDS
+    ttl_seconds: float = idempotency_records.DEFAULT_TTL_SECONDS
     conn: psycopg.Connection[Any] | None = None
-    stored: Stored | None = None  # the receipt of an earlier send: replay its answer
+    stored: Stored | None = None  # the record of an earlier send: replay its answer
 
     @classmethod
     def of(cls, scope: str, key: str, method: str, path: str, body: bytes) -> Keyed:
@@ -139,11 +139,13 @@ class Keyed:
     def unseal(self, stored: bytes) -> bytes:
         return AESGCM(self.secret).decrypt(stored[:12], stored[12:], None)
 
-    def receipt(self, secret: str | None = None) -> Receipt:
-        """The receipt the store writes with this request's events; ``secret`` (a join's token)
+    def record(self, secret: str | None = None) -> IdempotencyRecord:
+        """The record the store writes with this request's events; ``secret`` (a join's token)
         is kept sealed for the retries."""
         sealed = None if secret is None else self.seal(secret.encode())
-        return Receipt(self.scope, self.key_hash, self.fingerprint, sealed, self.ttl_seconds)
+        return IdempotencyRecord(
+            self.scope, self.key_hash, self.fingerprint, sealed, self.ttl_seconds
+        )
 
     def stored_secret(self) -> str | None:
         if self.stored is None or self.stored.secret is None:
@@ -230,7 +232,7 @@ class Locks:
 
 
 class Purger:
-    """Deletes expired receipts, at most once per ``interval`` seconds in this process."""
+    """Deletes expired idempotency records, at most once per ``interval`` seconds here."""
 
     def __init__(self, interval: float) -> None:
         self.interval = interval
@@ -247,7 +249,7 @@ class Purger:
 
     def run(self, conn: psycopg.Connection[Any]) -> None:
         try:
-            purged = receipts.purge(conn)
+            purged = idempotency_records.purge(conn)
         except psycopg.Error:
             log.warning("could not purge expired idempotency keys", exc_info=True)
             return
@@ -263,7 +265,7 @@ def ttl_seconds(app: Flask) -> float:
 
 
 def begin() -> Keyed | None:
-    """The request's key, locked, with the receipt of an earlier send if there is one; None
+    """The request's key, locked, with the record of an earlier send if there is one; None
     without the header. Call it after authenticating the client: a key is checked only for a
     request that may run."""
     value = request.headers.get(HEADER)
@@ -280,9 +282,9 @@ def begin() -> Keyed | None:
     try:
         if purger.due():
             purger.run(keyed.conn)
-        stored = receipts.find(keyed.conn, keyed.scope, keyed.key_hash)
+        stored = idempotency_records.find(keyed.conn, keyed.scope, keyed.key_hash)
         if stored is not None and stored.expired:
-            receipts.forget(keyed.conn, keyed.scope, keyed.key_hash)
+            idempotency_records.forget(keyed.conn, keyed.scope, keyed.key_hash)
             stored = None
     except psycopg.Error as exc:
         raise StoreUnavailable(str(exc)) from exc
@@ -299,7 +301,7 @@ def begin() -> Keyed | None:
 
 
 def replayed(response: Response) -> Response:
-    """Mark ``response`` as the answer of an earlier send, rebuilt from its receipt."""
+    """Mark ``response`` as the answer of an earlier send, rebuilt from its record."""
     response.headers[REPLAYED] = "true"
     metrics.IDEMPOTENT_REPLAYS.inc()
     return response

@@ -24,8 +24,8 @@ from psycopg_pool import ConnectionPool
 from domain.chain import GENESIS, event_hash
 from domain.decider import GAME_ENDED, GAME_STARTED, Event
 from service import metrics
-from service.store import db, receipts
-from service.store.receipts import Receipt
+from service.store import db, idempotency_records
+from service.store.idempotency_records import IdempotencyRecord
 from service.store.recent import Recent
 
 STATUSES = ("waiting", "playing", "over")
@@ -218,12 +218,12 @@ class EventStore:
         game: str,
         seed: bytes,
         events: Sequence[Event],
-        receipt: Receipt | None = None,
+        record: IdempotencyRecord | None = None,
         seed_key_id: str | None = None,
     ) -> int:
         """Record a new game, its secret seed (sealed under key ``seed_key_id``, see
-        service/keys.py) and its first events (and the ``receipt`` of the keyed request that
-        creates it, in the same transaction); return its version."""
+        service/keys.py) and its first events (and the idempotency ``record`` of the keyed
+        request that creates it, in the same transaction); return its version."""
         if not events:
             raise ValueError("a game starts with at least one event")
         try:
@@ -235,8 +235,8 @@ class EventStore:
                 )
                 rows = _rows(game_id, 1, GENESIS, events)
                 cur.executemany(_INSERT_EVENT, rows)
-                if receipt is not None:
-                    cur.execute(receipts.INSERT, receipt.params(game_id, len(rows)))
+                if record is not None:
+                    cur.execute(idempotency_records.INSERT, record.params(game_id, len(rows)))
         except errors.UniqueViolation as exc:
             if exc.diag.constraint_name == "games_pkey":
                 raise GameExists(game_id) from exc
@@ -252,15 +252,16 @@ class EventStore:
         *,
         seat_token: tuple[int, bytes] | None = None,
         deadline: tuple[int, int] | None = None,
-        receipt: Receipt | None = None,
+        record: IdempotencyRecord | None = None,
     ) -> int:
         """Append ``events`` as versions ``expected_version + 1 ..``; return the new version.
 
         All or nothing, in one transaction, together with the optional ``(seat, token_hash)``
         row, the optional ``(version, seconds)`` of a timed turn the events start (a
-        turn_deadlines row, due ``seconds`` from now) and the optional ``receipt`` of the keyed
-        request that appends (service/store/receipts.py). Raises :class:`VersionConflict` if the
-        game is not at ``expected_version`` (someone else appended first),
+        turn_deadlines row, due ``seconds`` from now) and the optional idempotency ``record`` of
+        the keyed request that appends (service/store/idempotency_records.py). Raises
+        :class:`VersionConflict` if the game is not at ``expected_version`` (someone else appended
+        first),
         :class:`GameNotFound` if there is no such game.
         """
         if not events:
@@ -278,9 +279,9 @@ class EventStore:
         if deadline is not None:
             rows_with.append(sql.SQL(_DEADLINE_ROW))
             with_params += [game_id, *deadline]
-        if receipt is not None:
-            rows_with.append(sql.SQL(receipts.ROW))
-            with_params += receipt.params(game_id, expected_version + len(rows))
+        if record is not None:
+            rows_with.append(sql.SQL(idempotency_records.ROW))
+            with_params += record.params(game_id, expected_version + len(rows))
         if rows_with:
             query = sql.SQL("WITH {rows} {append}").format(
                 rows=sql.SQL(", ").join(rows_with), append=query

@@ -1,11 +1,11 @@
-"""Receipts of keyed requests (``Idempotency-Key``): what a request did, written with its events.
+"""Idempotency records (``Idempotency-Key``): what a keyed request did, written with its events.
 
-A receipt row names the game a request changed and that game's version after the request's append
+A record names the game a request changed and that game's version after the request's append
 (and, for a join, the seat's token sealed under the key). The store inserts it in the same
 statement or transaction as the events (``EventStore.append``/``create_game``), so whatever
 happens to the process or the connection afterwards, the row exists exactly when the request took
 effect: a retry finds it and gets its answer rebuilt from the game at that version, or finds none
-and runs for the first time. Requests that change nothing write no receipt (migration 0007).
+and runs for the first time. Requests that change nothing write no record (migration 0007).
 
 Rows expire after a time to live (a cache, not facts) and are deleted by the service itself
 (:func:`purge`).
@@ -24,13 +24,13 @@ PURGE_BATCH = 1000  # rows per purge: a purge is one short statement, however mu
 
 _COLUMNS = "scope, key, request_hash, game_id, version, secret, expires_at"
 _VALUES = "%s, %s, %s, %s, %s, %s, now() + %s * interval '1 second'"
-# A CTE of the append's statement: the receipt goes in with the events, or not at all.
-ROW = f"receipt AS (INSERT INTO idempotency_keys ({_COLUMNS}) VALUES ({_VALUES}))"
+# A CTE of the append's statement: the record goes in with the events, or not at all.
+ROW = f"idempotency_record AS (INSERT INTO idempotency_keys ({_COLUMNS}) VALUES ({_VALUES}))"
 INSERT = f"INSERT INTO idempotency_keys ({_COLUMNS}) VALUES ({_VALUES})"
 
 
 @dataclass(frozen=True)
-class Receipt:
+class IdempotencyRecord:
     """A keyed request about to append: who (``scope``), which key (its SHA-256), which request
     (its fingerprint), and a ``secret`` to keep for its retries (sealed; a join's token)."""
 
@@ -55,7 +55,7 @@ class Receipt:
 
 @dataclass(frozen=True)
 class Stored:
-    """A receipt as found: the request took effect, leaving ``game_id`` at ``version``."""
+    """A record as found: the request took effect, leaving ``game_id`` at ``version``."""
 
     request_hash: bytes
     game_id: UUID
