@@ -153,3 +153,15 @@ def _sequence_move(view: dict[str, Any]) -> dict[str, Any]:
             cell = play["cells"][0]
             return {"turn": view["turn"], "card": play["card"], "cell": cell}
     return {"turn": view["turn"], "pass": True}
+
+
+def test_a_retried_new_invitation_is_the_same_one(api: ApiClient) -> None:
+    created = _create(api, "sushi-go", visibility="private")
+    gid, creator = created["id"], created["invitation"]["creator_token"]
+    key = {"Idempotency-Key": str(uuid.uuid4())}
+    first = api.post(f"/games/{gid}/invitation", None, token=creator, headers=key)
+    again = api.post(f"/games/{gid}/invitation", None, token=creator, headers=key)
+    expect_status(again, 201)
+    assert again.headers["Idempotent-Replayed"] == "true"
+    assert again.json() == first.json()
+    expect_status(_join(api, gid, "Ann", again.json()["invitation"]["token"]), 201)

@@ -740,7 +740,9 @@ def revoke_invitation(game_id: str) -> Response:
         '204':
           description: The invitation no longer works.
         '401':
-          description: '`missing_token`: no `Authorization: Bearer <creator_token>`.'
+          description: |
+            - `missing_token`: no `Authorization: Bearer <creator_token>`;
+            - `invalid_token`: the `Authorization` header is not `Bearer <token>`.
           content:
             application/problem+json:
               schema: {$ref: '#/components/schemas/InvitationUnauthorized'}
@@ -776,21 +778,28 @@ def new_invitation(game_id: str) -> Response:
       operationId: newInvitation
       parameters:
       - GameId
+      - IdempotencyKey
       summary: Issue a new invitation to a private game
       description: |
         With the creator token (`Authorization: Bearer <creator_token>`), a new invitation
         replaces the one in force (or a revoked one): the old one stops working. It is shown
-        only in this answer; the service keeps its hash.
+        only in this answer (and to a retry with the same `Idempotency-Key`); the service keeps
+        its hash.
       security:
       - bearerAuth: []
       responses:
         '201':
           description: The new invitation.
+          headers:
+            Idempotent-Replayed:
+              $ref: '#/components/headers/IdempotentReplayed'
           content:
             application/json:
               schema: {$ref: '#/components/schemas/NewInvitation'}
         '401':
-          description: '`missing_token`: no `Authorization: Bearer <creator_token>`.'
+          description: |
+            - `missing_token`: no `Authorization: Bearer <creator_token>`;
+            - `invalid_token`: the `Authorization` header is not `Bearer <token>`.
           content:
             application/problem+json:
               schema: {$ref: '#/components/schemas/InvitationUnauthorized'}
@@ -809,10 +818,20 @@ def new_invitation(game_id: str) -> Response:
         '503': DatabaseUnavailable
     """
     gid = game_id_of(game_id)
-    load(gid)
+    loaded = load(gid)
     auth.require_creator(games(), gid)
+    keyed = idempotency.begin()  # after authentication: a key is looked up for its client only
+    if keyed is not None and keyed.stored is not None:
+        token = keyed.stored_secret()
+        assert token is not None
+        return idempotency.replayed(invitation_issued(gid, token))
     token = auth.new_token()
-    games().invitations.change(gid, auth.token_hash(token))
+    record = None if keyed is None else (keyed.record(secret=token), loaded.version)
+    games().invitations.change(gid, auth.token_hash(token), record)
+    return invitation_issued(gid, token)
+
+
+def invitation_issued(gid: UUID, token: str) -> Response:
     body = {"game_id": gid, "invitation": invitation_body(gid, token)}
     return json_response(NEW_INVITATION.dump(body), 201)
 

@@ -13,6 +13,9 @@ from uuid import UUID
 import psycopg
 from psycopg import errors
 
+from service.store import idempotency_records
+from service.store.idempotency_records import IdempotencyRecord
+
 if TYPE_CHECKING:
     from service.store.events import EventStore
 
@@ -67,12 +70,23 @@ class Invitations:
             return None
         return PrivateGame(bytes(row[0]), None if row[1] is None else bytes(row[1]))
 
-    def change(self, game_id: UUID, token_hash: bytes | None) -> None:
-        """Put ``token_hash`` in force as the game's invitation (None: revoke it)."""
+    def change(
+        self,
+        game_id: UUID,
+        token_hash: bytes | None,
+        record: tuple[IdempotencyRecord, int] | None = None,
+    ) -> None:
+        """Put ``token_hash`` in force as the game's invitation (None: revoke it); ``record``:
+        the idempotency record of the keyed request that changes it, with the game's version,
+        written in the same transaction."""
         for _ in range(MAX_ATTEMPTS):
             try:
-                with self.store.connection() as conn:
-                    conn.execute(_CHANGE, {"game_id": game_id, "token_hash": token_hash})
+                with self.store.connection() as conn, conn.transaction(), conn.cursor() as cur:
+                    cur.execute(_CHANGE, {"game_id": game_id, "token_hash": token_hash})
+                    if record is not None:
+                        cur.execute(
+                            idempotency_records.INSERT, record[0].params(game_id, record[1])
+                        )
                 return
             except errors.UniqueViolation as exc:
                 if exc.diag.constraint_name != "invitations_pkey":
