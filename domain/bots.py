@@ -29,7 +29,8 @@ def check_bots(
     bots: Iterable[BotSeat], players: int, kinds: Sequence[str], name_rule: int = 0
 ) -> tuple[BotSeat, ...]:
     """The bot seats in seat order (names normalised under ``name_rule``, domain/names.py), or
-    ``invalid_bots`` naming what is wrong (``invalid_name``, ``name_taken`` for a name)."""
+    ``invalid_bots`` naming what is wrong (two bots' names that look alike too), or
+    ``invalid_name`` for a name that cannot be one."""
     ordered = tuple(sorted(bots, key=lambda b: b.seat))
     seats = [b.seat for b in ordered]
     if len(set(seats)) != len(seats):

@@ -330,31 +330,26 @@ def create_game() -> Response:
     keyed = idempotency.begin()
     if keyed is not None and keyed.stored is not None:
         past = as_it_was(keyed)
-        return idempotency.replayed(created(past, past=True, secrets=kept_secrets(keyed)))
+        return idempotency.replayed(created(past, past=True, tokens=kept_tokens(keyed)))
     body = CREATE_GAME_REQUEST.load(json_body())
     adapter = adapter_for(body["game"])
     options = {**adapter.rules.load(body["rules"]), "players": body["players"]}
-    secrets = None
-    if body["visibility"] == "private":
-        secrets = (auth.new_token(), auth.new_token())  # the invitation, the creator's token
-    kept = None if secrets is None else " ".join(secrets)  # sealed with a keyed request
+    # A private game's invitation and creator token: kept (sealed) with a keyed request.
+    tokens = (auth.new_token(), auth.new_token()) if body["visibility"] == "private" else None
+    kept = None if tokens is None else " ".join(tokens)
     record = None if keyed is None else keyed.record(secret=kept)
-    hashes = None if secrets is None else (auth.token_hash(secrets[1]), auth.token_hash(secrets[0]))
+    hashes = None if tokens is None else (auth.token_hash(tokens[1]), auth.token_hash(tokens[0]))
+    turn_seconds = body.get("turn_seconds")
     loaded = games().create(
-        body["game"],
-        options,
-        body["bots"],
-        body.get("turn_seconds"),
-        record=record,
-        private=hashes,
+        body["game"], options, body["bots"], turn_seconds, record=record, private=hashes
     )
-    return created(loaded, secrets=secrets)
+    return created(loaded, tokens=tokens)
 
 
-def created(loaded: Loaded, past: bool = False, secrets: tuple[str, str] | None = None) -> Response:
+def created(loaded: Loaded, past: bool = False, tokens: tuple[str, str] | None = None) -> Response:
     """The answer to a create: the new game's spectator view, with the invitation and the
-    creator's token of a private game (``secrets``), shown only in this answer."""
-    extra = {} if secrets is None else {"invitation": invitation_body(loaded.id, *secrets)}
+    creator's token of a private game (``tokens``), shown only in this answer."""
+    extra = {} if tokens is None else {"invitation": invitation_body(loaded.id, *tokens)}
     body = view_body(loaded, None, past, **extra)
     return with_receipt(body, loaded, 201, Location=game_url(loaded.id))
 
@@ -364,7 +359,7 @@ def invitation_body(game_id: UUID, token: str, creator_token: str | None = None)
     return body if creator_token is None else {**body, "creator_token": creator_token}
 
 
-def kept_secrets(keyed: idempotency.Keyed) -> tuple[str, str] | None:
+def kept_tokens(keyed: idempotency.Keyed) -> tuple[str, str] | None:
     """A private game's invitation and creator token, as its keyed create kept them (sealed)."""
     kept = keyed.stored_secret()
     if kept is None:
