@@ -56,14 +56,13 @@ CONFUSABLE = str.maketrans(
         **dict.fromkeys("оο0", "o"),
         **dict.fromkeys("рρ", "p"),
         "ԛ": "q",
-        **dict.fromkeys("ѕ", "s"),
+        "ѕ": "s",
         **dict.fromkeys("тτ", "t"),
-        **dict.fromkeys("υ", "u"),
+        "υ": "u",
         **dict.fromkeys("ѵν", "v"),
         **dict.fromkeys("ԝω", "w"),
         **dict.fromkeys("хχ", "x"),
         **dict.fromkeys("уγ", "y"),
-        "ʐ": "z",
     }
 )
 
