@@ -9,7 +9,8 @@
   that one address cannot hold seats in more than N waiting games; NULL for seats taken before.
 
 None of this is in the events: it is access control, not the game, and exports publish events.
-Rows are facts, written once (append-only like the tables of 0001).
+Rows are facts, written once (append-only like the tables of 0001). Hashes are looked up by game
+only, so no key leaves out ``game_id`` (docs/scaling.md: every game table is distributed by it).
 
 Revision ID: 0009
 Revises: 0008
@@ -31,13 +32,13 @@ APPEND_ONLY = ("private_games", "invitations")
 UPGRADE = f"""
 CREATE TABLE private_games (
     game_id       uuid PRIMARY KEY REFERENCES games (id),
-    creator_hash  bytea NOT NULL UNIQUE CHECK (octet_length(creator_hash) = 32),
+    creator_hash  bytea NOT NULL CHECK (octet_length(creator_hash) = 32),
     created_at    timestamptz NOT NULL DEFAULT now()
 );
 CREATE TABLE invitations (
     game_id      uuid NOT NULL REFERENCES private_games (game_id),
     serial       int NOT NULL CHECK (serial >= 1),
-    token_hash   bytea UNIQUE CHECK (octet_length(token_hash) = 32),
+    token_hash   bytea CHECK (octet_length(token_hash) = 32),
     recorded_at  timestamptz NOT NULL DEFAULT now(),
     PRIMARY KEY (game_id, serial)
 );
