@@ -15,6 +15,7 @@ import random
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from . import names
 from .decider import BY_BOT, BotSeat, Game, MakeMove, rule_broken
 
 RANDOM, GREEDY = "random", "greedy"
@@ -24,8 +25,12 @@ MAX_BOT_MOVES = 1000  # more than any game has moves: a bot loop that does not e
 _LABEL = b"cardroom-bot-v1"
 
 
-def check_bots(bots: Iterable[BotSeat], players: int, kinds: Sequence[str]) -> tuple[BotSeat, ...]:
-    """The bot seats in seat order, or ``invalid_bots`` naming what is wrong."""
+def check_bots(
+    bots: Iterable[BotSeat], players: int, kinds: Sequence[str], name_rule: int = 0
+) -> tuple[BotSeat, ...]:
+    """The bot seats in seat order (names normalised under ``name_rule``, domain/names.py), or
+    ``invalid_bots`` naming what is wrong (two bots' names that look alike too), or
+    ``invalid_name`` for a name that cannot be one."""
     ordered = tuple(sorted(bots, key=lambda b: b.seat))
     seats = [b.seat for b in ordered]
     if len(set(seats)) != len(seats):
@@ -39,8 +44,18 @@ def check_bots(bots: Iterable[BotSeat], players: int, kinds: Sequence[str]) -> t
             raise rule_broken(
                 "invalid_bots", f"unknown bot {bot.kind!r}; bots are {', '.join(kinds)}"
             )
-        if not isinstance(bot.name, str) or not 1 <= len(bot.name) <= 40:
+        if not name_rule and (not isinstance(bot.name, str) or not 1 <= len(bot.name) <= 40):
             raise rule_broken("invalid_bots", "a bot's name has 1 to 40 characters")
+    if name_rule:
+        ordered = tuple(bot._replace(name=names.normalise(bot.name)) for bot in ordered)
+        looks = [names.skeleton(bot.name) for bot in ordered]
+        for index, bot in enumerate(ordered):
+            if looks[index] in looks[:index]:
+                other = ordered[looks.index(looks[index])]
+                raise rule_broken(
+                    "invalid_bots",
+                    f"the bots of seats {other.seat} and {bot.seat} have names that look the same",
+                )
     return ordered
 
 

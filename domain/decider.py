@@ -48,6 +48,8 @@ class Event(NamedTuple):
 
 # --- commands ---------------------------------------------------------------------------------
 
+NAME_RULE = 1  # the seat names rule new games are created under (domain/names.py)
+
 
 class BotSeat(NamedTuple):
     """A seat played by one of the game's built-in bots (``kind``: every game has ``random``
@@ -63,13 +65,16 @@ class CreateGame(NamedTuple):
     """Create a game with ``options`` (the game's rules) and the SHA-256 commitment of its seed.
 
     ``bots`` reserve seats for bots; ``turn_seconds`` times every turn (the service enforces it:
-    the domain only records it). ``seed`` deals when bots take every seat at creation."""
+    the domain only records it). ``seed`` deals when bots take every seat at creation.
+    ``name_rule``: the seat names rule the game is created under (recorded in
+    ``game_created``; see domain/names.py)."""
 
     options: Mapping[str, Any]
     seed_commitment: str
     seed: bytes = b""
     bots: tuple[BotSeat, ...] = ()
     turn_seconds: int | None = None
+    name_rule: int = 1  # NAME_RULE; 0 re-decides a game created before names were checked
 
 
 class TakeSeat(NamedTuple):

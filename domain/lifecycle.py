@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, Generic, TypeVar
 
+from . import names
 from .bots import bots_from_json, bots_to_json, check_bots, check_turn_seconds
 from .decider import (
     GAME_CREATED,
@@ -53,7 +54,7 @@ def create(
     if log.state.rules is not None:
         raise conflict("game_exists", "this game has already been created")
     rules = parse_rules(command.options)
-    bots = check_bots(command.bots, rules.players, bot_kinds)
+    bots = check_bots(command.bots, rules.players, bot_kinds, command.name_rule)
     seconds = check_turn_seconds(command.turn_seconds)
     data: dict[str, Any] = {
         "game": game,
@@ -65,6 +66,8 @@ def create(
         data["bots"] = bots_to_json(bots)
     if seconds is not None:
         data["turn_seconds"] = seconds
+    if command.name_rule:
+        data["name_rule"] = command.name_rule
     log.record(Event(GAME_CREATED, data))
     seat_bots(log, command.seed, start)
 
@@ -76,8 +79,30 @@ def take_seat(log: Log[Any], command: TakeSeat, start: Start) -> None:
         raise conflict("game_not_created", "this game has not been created")
     if state.started or state.over:
         raise conflict("game_full", "every seat of this game is taken")
-    log.record(Event(SEAT_TAKEN, {"seat": len(state.names), "name": command.name}))
+    name = command.name
+    if state.name_rule:
+        name = names.normalise(name)
+        names.check_unlike(name, seat_names(state))
+    log.record(Event(SEAT_TAKEN, {"seat": len(state.names), "name": name}))
     seat_bots(log, command.seed, start)
+
+
+def seat_names(state: Any) -> list[tuple[int, str]]:
+    """Every seat's name so far: the seats taken and the seats reserved for bots."""
+    taken = list(enumerate(state.names))
+    return taken + [(b.seat, b.name) for b in state.bot_seats if b.seat >= len(taken)]
+
+
+def create_command(data: Any, seed: bytes) -> CreateGame:
+    """The command behind a recorded ``game_created`` (for replays and the audit)."""
+    return CreateGame(
+        data["rules"],
+        data["seed_commitment"],
+        seed,
+        bots_from_json(data.get("bots")),
+        data.get("turn_seconds"),
+        data.get("name_rule", 0),
+    )
 
 
 def seat_bots(log: Log[Any], seed: bytes, start: Start) -> None:
@@ -104,6 +129,7 @@ def on_created(state: Any, data: Any, version: int, *, parse_rules: Callable[[An
         seed_commitment=data["seed_commitment"],
         bot_seats=bots_from_json(data.get("bots")),
         turn_seconds=data.get("turn_seconds"),
+        name_rule=data.get("name_rule", 0),
     )
 
 

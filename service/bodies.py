@@ -25,7 +25,16 @@ def plain_text(value: str) -> None:
 
 
 # A list, not validate.And: apispec reads the Length into the contract.
-NAME: list[Callable[[Any], Any]] = [validate.Length(min=1, max=40), plain_text]
+GAME_KIND: list[Callable[[Any], Any]] = [validate.Length(min=1, max=40), plain_text]
+# A seat's name: the rules check it (domain/names.py: 422 invalid_name says why); the schema
+# only bounds the text it hands them.
+NAME: list[Callable[[Any], Any]] = [validate.Length(max=128)]
+NAME_DESCRIPTION = (
+    "NFC-normalised and stripped of surrounding spaces, then 1–32 visible characters with no"
+    " control, format (direction overrides, zero-width), separator or invisible characters"
+    " (else `422 invalid_name`, `details.reason` says why); two seats of a game cannot have"
+    " names that look alike (`409 name_taken`)."
+)
 TURN_SECONDS = (5, 3600)  # the turn clock's bounds: tests inject "now" rather than wait
 
 
@@ -92,3 +101,44 @@ class Receipt(Schema):
 
 
 RECEIPT_DESCRIPTION = "the service's signed receipt for this command (keep it: evidence)"
+
+VISIBILITIES = ("public", "private")
+
+
+def VISIBILITY() -> fields.String:  # noqa: N802 (a field factory, named as one)
+    return fields.String(
+        metadata={
+            "description": "`public`: listed in `GET /games`, anyone may join. `private`: not"
+            " listed (only by id, `GET /games?ids=`), joining needs the invitation.",
+            "enum": list(VISIBILITIES),
+        }
+    )
+
+
+class Invitation(Schema):
+    """A private game's secrets, in the answer that creates it only: **shown this once**."""
+
+    token = fields.String(
+        required=True,
+        metadata={
+            "description": "The invitation: send it as `invitation` when joining. Share it (the"
+            " web page makes it a link). The service keeps only its hash.",
+            "minLength": 32,
+        },
+    )
+    creator_token = fields.String(
+        metadata={
+            "description": "Yours, the creator's: as `Authorization: Bearer <creator_token>` it"
+            " revokes the invitation (`DELETE /games/{id}/invitation`) or issues a new one"
+            " (`POST`). Not a seat's token. Only in the answer that creates the game.",
+            "minLength": 32,
+        },
+    )
+    link = fields.String(
+        required=True,
+        metadata={
+            "description": "The web page's link that joins with this invitation (relative: put"
+            " the service's origin before it). The token is in the fragment: browsers never"
+            " send it in a request line or a `Referer`."
+        },
+    )

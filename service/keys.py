@@ -15,6 +15,7 @@ A seed key may go once no game sealed under it is still in play (seeds are revea
 
 from __future__ import annotations
 
+import hmac
 import json
 import os
 import secrets
@@ -35,6 +36,7 @@ from domain.receipts import b64url, unb64url
 ENV_KEYS = "CARDROOM_KEYS"
 ENV_FILE = "CARDROOM_KEYS_FILE"
 DEFAULT_FILE = Path("data") / "keys" / "keys.json"
+_CLIENT_CONTEXT = b"cardroom-client-v1\0"
 _SEED_CONTEXT = b"cardroom-seed-v1\0"  # authenticated with the game's id: a sealed seed is
 # bound to its game's row and cannot be moved to another
 
@@ -97,6 +99,13 @@ class Keyring:
             nonce, seed, _SEED_CONTEXT + game_id.bytes
         )
         return nonce + sealed, self.active_seed
+
+    def client_hash(self, address: str) -> bytes:
+        """Who took a seat, as the database keeps it: HMAC-SHA256 of the client's address under
+        the active seed key (an address is personal data; a plain hash of an IPv4 address is
+        reversed by trying them all). Rotating the seed key starts the counts afresh."""
+        key = self.seed_keys[self.active_seed]
+        return hmac.digest(key, _CLIENT_CONTEXT + address.encode(), "sha256")
 
     def open_seed(self, game_id: UUID, stored: bytes, key_id: str | None) -> bytes:
         if key_id is None:

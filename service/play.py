@@ -43,6 +43,7 @@ from service.store.events import (
     VersionConflict,
 )
 from service.store.idempotency_records import IdempotencyRecord
+from service.store.invitations import Invitations, PrivateGame
 from service.store.recent import Recent
 from service.store.replicas import Replicas
 
@@ -90,6 +91,8 @@ class GameService:
         self._seat_tokens: Recent[UUID, list[tuple[int, bytes]]] = Recent(CACHE_SIZE)
         self.deadlines = Deadlines(store.pool)
         self._deadlines: Recent[UUID, tuple[Any, datetime | None]] = Recent(CACHE_SIZE)
+        self.invitations = Invitations(store)
+        self._private: Recent[UUID, bool] = Recent(CACHE_SIZE)
 
     # --- queries ---------------------------------------------------------------------------
 
@@ -219,6 +222,19 @@ class GameService:
             self._seat_tokens.put(game_id, tokens)
         return tokens
 
+    def is_private(self, game_id: UUID) -> bool:
+        """Whether the game was created private (that never changes: remembered)."""
+        private = self._private.get(game_id)
+        if private is None:
+            private = self.invitations.private(game_id) is not None
+            self._private.put(game_id, private)
+        return private
+
+    def private_game(self, game_id: UUID) -> PrivateGame | None:
+        """A private game's creator token hash and invitation in force (read afresh: the
+        invitation changes); None for a public game."""
+        return self.invitations.private(game_id) if self.is_private(game_id) else None
+
     def turn_deadline(self, loaded: Loaded, past: bool = False) -> datetime | None:
         """When the current turn of a timed game times out (None: untimed, or nobody to wait
         for); of a ``past`` state, the deadline its turn had. The current one is read once per
@@ -256,9 +272,12 @@ class GameService:
         bots: Sequence[BotSeat] = (),
         turn_seconds: int | None = None,
         record: IdempotencyRecord | None = None,
+        private: tuple[bytes, bytes] | None = None,
     ) -> Loaded:
         """A new game; bot seats that come first are taken now, and if bots take every seat the
-        game is played to its end now. ``record``: of the keyed request, written with it."""
+        game is played to its end now. ``record``: of the keyed request, written with it.
+        ``private``: the hashes of the creator's token and of the invitation of a private
+        game (service/store/invitations.py)."""
         adapter = adapter_for(name)
         game = adapter.game
         if (bots or turn_seconds) and not autoplay.has_bots(game):
@@ -272,15 +291,26 @@ class GameService:
         game_id = uuid4()
         sealed, key_id = self.keys.seal_seed(game_id, seed)
         faults.point("decided")
-        self.store.create_game(game_id, name, sealed, outcome.events, record, key_id)
+        self.store.create_game(game_id, name, sealed, outcome.events, record, key_id, private)
         faults.point("appended")
         self._remember(game_id, name, outcome.state)
+        self._private.put(game_id, private is not None)
         return Loaded(game_id, adapter, outcome.state)
 
     def join(
-        self, game_id: UUID, name: str, token_hash: bytes, record: IdempotencyRecord | None = None
+        self,
+        game_id: UUID,
+        name: str,
+        token_hash: bytes,
+        record: IdempotencyRecord | None = None,
+        client: bytes | None = None,
+        waiting_limit: int = 0,
     ) -> tuple[int, Loaded]:
-        """Take the next free seat for ``name``; the seat's token hash is stored with it."""
+        """Take the next free seat for ``name``; the seat's token hash is stored with it, and
+        the ``client`` taking it (``Keyring.client_hash``), who may hold seats in at most
+        ``waiting_limit`` waiting games (0: no limit)."""
+        if client is not None and waiting_limit:
+            self._check_waiting(game_id, client, waiting_limit)
         for _ in range(MAX_ATTEMPTS):
             loaded = self.load(game_id)
             game, seed = loaded.adapter.game, self.seed(game_id)
@@ -293,6 +323,7 @@ class GameService:
                     loaded.version,
                     outcome.events,
                     seat_token=(seat, token_hash),
+                    client=client,
                     deadline=outcome.deadline,
                     record=record,
                 )
@@ -303,6 +334,17 @@ class GameService:
             self._remember(game_id, game.name, outcome.state)
             return seat, Loaded(game_id, loaded.adapter, outcome.state)
         raise _too_busy(loaded)
+
+    def _check_waiting(self, game_id: UUID, client: bytes, limit: int) -> None:
+        """409 ``too_many_waiting_games`` if ``client`` holds seats in ``limit`` other waiting
+        games. (Two joins at the same moment may both pass: a bound, not an exact count.)"""
+        held = self.store.waiting_games(client, game_id)
+        if held >= limit:
+            raise errors.conflict(
+                "too_many_waiting_games",
+                f"your address already holds seats in {held} games that wait for players (at"
+                f" most {limit}); play them, or wait until they start, before joining another",
+            )
 
     def move(
         self,

@@ -88,8 +88,14 @@ class Settings(BaseSettings):
     rate_limit_join: str = Field(
         "60/minute", description="POST /games/{id}/players per client address"
     )
+    rate_limit_join_game: str = Field(
+        "12/minute", description="POST /games/{id}/players per client address and game"
+    )
     rate_limit_moves: str = Field(
         "300/minute", description="POST /games/{id}/moves per bearer token"
+    )
+    waiting_games_per_address: int = Field(
+        10, ge=0, description="games not yet started one address may hold seats in; 0: no cap"
     )
     cors_origins: str = Field("", description="comma-separated origins allowed by CORS")
     log_format: Literal["text", "json"] = Field(
@@ -115,7 +121,9 @@ class Settings(BaseSettings):
             return value
         return value.upper() if getattr(info, "field_name", "") == "log_level" else value.lower()
 
-    @field_validator("rate_limit_create", "rate_limit_join", "rate_limit_moves")
+    @field_validator(
+        "rate_limit_create", "rate_limit_join", "rate_limit_join_game", "rate_limit_moves"
+    )
     @classmethod
     def _rate(cls, value: str) -> str:
         from limits import parse_many

@@ -19,6 +19,7 @@ from api_client import ApiClient, LiveServer, Table, expect_problem, expect_stat
 from api_client import serve as serve_app
 from psycopg_pool import ConnectionPool
 
+from service import keys
 from service.http import abuse
 from service.http.app import create_app
 from service.store.db import ROOT
@@ -62,6 +63,63 @@ def test_joining_is_rate_limited_apart_from_creating(limited: str, live_server: 
         expect_problem(response, 429, "rate_limited")
         assert int(response.headers["Retry-After"]) >= 1
         assert unlimited.game(game["id"])["version"] == 3  # created, two seats
+
+
+@pytest.mark.parametrize("game", ["sushi-go", "sequence"])
+def test_joins_into_one_game_are_limited_apart_from_other_games(
+    pool: ConnectionPool, game: str
+) -> None:
+    """Issue 20: per address *and* game, besides per address across games."""
+    config = {
+        "RATELIMIT_ENABLED": True,
+        "CARDROOM_RATE_LIMIT_JOIN": "1000/minute",
+        "CARDROOM_RATE_LIMIT_JOIN_GAME": "2/minute",
+    }
+    with serve_app(create_app(pool=pool, config=config)) as url, ApiClient(url) as api:
+        first, second = (api.create_game(4, game=game) for _ in range(2))
+        api.join(first["id"], "one")
+        api.join(first["id"], "two")
+        response = api.post(f"/games/{first['id']}/players", {"name": "three"})
+        problem = expect_problem(response, 429, "rate_limited")
+        assert "2 per 1 minute" in problem["detail"]
+        assert int(response.headers["Retry-After"]) >= 1
+        api.join(second["id"], "three")  # another game: its own count
+        assert api.game(first["id"])["version"] == 3
+
+
+@pytest.fixture
+def capped(pool: ConnectionPool) -> Iterator[str]:
+    """An app whose addresses may hold seats in 2 waiting games. Its keys are its own, so the
+    address it sees (127.0.0.1, like every test's) hashes apart from other apps' seats."""
+    config = {"RATELIMIT_ENABLED": True, "CARDROOM_WAITING_GAMES_PER_ADDRESS": 2}
+    app = create_app(pool=pool, config=config)
+    app.extensions["cardroom"].keys = keys.Keyring.from_jwks({"keys": keys.new_pair()})
+    with serve_app(app) as url:
+        yield url
+
+
+@pytest.mark.parametrize("game", ["sushi-go", "sequence"])
+def test_an_address_holds_seats_in_few_waiting_games(capped: str, game: str) -> None:
+    with ApiClient(capped) as api:
+        games = [api.create_game(2, game=game)["id"] for _ in range(3)]
+        api.join(games[0], "one")
+        api.join(games[1], "two")
+        response = api.post(f"/games/{games[2]}/players", {"name": "three"})
+        problem = expect_problem(response, 409, "too_many_waiting_games")
+        assert "2 games" in problem["detail"]
+        assert api.game(games[2])["version"] == 1  # nothing recorded
+        api.join(games[0], "four")  # a game it holds a seat in already: the game starts
+        assert api.game(games[0])["status"] == "playing"
+        api.join(games[2], "three")  # one waiting game fewer: room for another
+
+
+def test_the_waiting_games_cap_is_off_with_the_rate_limits(pool: ConnectionPool) -> None:
+    config = {"RATELIMIT_ENABLED": False, "CARDROOM_WAITING_GAMES_PER_ADDRESS": 1}
+    app = create_app(pool=pool, config=config)
+    app.extensions["cardroom"].keys = keys.Keyring.from_jwks({"keys": keys.new_pair()})
+    with serve_app(app) as url, ApiClient(url) as api:
+        for _ in range(3):
+            api.join(api.create_game(2)["id"], "one")
 
 
 def test_moves_are_rate_limited_per_token(pool: ConnectionPool) -> None:
@@ -109,12 +167,20 @@ def test_a_rate_limited_answer_is_not_stored_for_retries(pool: ConnectionPool) -
 def test_limits_are_on_by_default_with_generous_values(
     pool: ConnectionPool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    for name in ("CARDROOM_RATE_LIMITS", "CARDROOM_RATE_LIMIT_CREATE", "CARDROOM_RATE_LIMIT_JOIN"):
+    for name in (
+        "CARDROOM_RATE_LIMITS",
+        "CARDROOM_RATE_LIMIT_CREATE",
+        "CARDROOM_RATE_LIMIT_JOIN",
+        "CARDROOM_RATE_LIMIT_JOIN_GAME",
+        "CARDROOM_WAITING_GAMES_PER_ADDRESS",
+    ):
         monkeypatch.delenv(name, raising=False)
     app = create_app(pool=pool)
     assert app.config["RATELIMIT_ENABLED"] is True
     assert app.config["CARDROOM_RATE_LIMIT_CREATE"] == abuse.DEFAULT_CREATE_LIMIT == "30/minute"
     assert app.config["CARDROOM_RATE_LIMIT_JOIN"] == abuse.DEFAULT_JOIN_LIMIT == "60/minute"
+    assert app.config["CARDROOM_RATE_LIMIT_JOIN_GAME"] == abuse.DEFAULT_JOIN_GAME_LIMIT
+    assert app.config["CARDROOM_WAITING_GAMES_PER_ADDRESS"] == 10
     monkeypatch.setenv("CARDROOM_RATE_LIMITS", "off")
     assert create_app(pool=pool).config["RATELIMIT_ENABLED"] is False
 

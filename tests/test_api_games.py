@@ -343,8 +343,7 @@ def test_400_malformed_json(module_api: ApiClient, started: Table, raw: bytes) -
 
 JOIN_400 = [
     ({}, "name"),
-    ({"name": ""}, "name"),
-    ({"name": "x" * 41}, "name"),
+    ({"name": "x" * 129}, "name"),  # past any name: a shorter bad name is 422 (test_names.py)
     ({"name": 42}, "name"),
     ({"name": None}, "name"),
     ({"name": "Ada", "seat": 0}, "seat"),

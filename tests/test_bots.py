@@ -179,8 +179,11 @@ def test_bot_seats_are_taken_in_seat_order_as_soon_as_the_seats_before_them_are(
 
 
 def test_a_game_without_bots_records_what_it_always_did() -> None:
+    # ... and the name rule it is created under (domain/names.py; issue 20).
     events, _ = execute(State(), CreateGame({"players": 3}, commitment(SEED)))
-    assert set(events[0].data) == {"game", "rules", "seed_commitment", "shuffle"}
+    assert set(events[0].data) == {"game", "rules", "seed_commitment", "shuffle", "name_rule"}
+    old, _ = execute(State(), CreateGame({"players": 3}, commitment(SEED), name_rule=0))
+    assert set(old[0].data) == {"game", "rules", "seed_commitment", "shuffle"}
 
 
 @pytest.mark.parametrize(
@@ -189,13 +192,23 @@ def test_a_game_without_bots_records_what_it_always_did() -> None:
         (BotSeat(3, "greedy", "x"),),  # no seat 3 in a 3-player game
         (BotSeat(0, "greedy", "x"), BotSeat(0, "random", "y")),
         (BotSeat(1, "clever", "x"),),
-        (BotSeat(1, "greedy", ""),),
+        (BotSeat(1, "greedy", "Rita"), BotSeat(2, "random", "RITA")),  # names look alike
     ],
 )
 def test_invalid_bots_are_refused(bots: tuple[BotSeat, ...]) -> None:
     with pytest.raises(DomainError) as caught:
         execute(State(), CreateGame({"players": 3}, commitment(SEED), SEED, bots))
     assert caught.value.code == "invalid_bots" and caught.value.kind == "rule"
+
+
+def test_a_bots_name_follows_the_name_rule() -> None:
+    """domain/names.py: a bot's name is a seat's name like any other."""
+    for name, reason in (("", "blank"), ("\u202eR", "format"), ("R" * 33, "too_long")):
+        with pytest.raises(DomainError) as caught:
+            bots = (BotSeat(1, "greedy", name),)
+            execute(State(), CreateGame({"players": 3}, commitment(SEED), SEED, bots))
+        assert caught.value.code == "invalid_name", name
+        assert caught.value.details == {"reason": reason}
 
 
 def test_a_bots_seat_is_played_by_its_bot_only_and_the_clock_by_nobody_else() -> None:

@@ -19,6 +19,8 @@ DISTRIBUTION: dict[str, str | None] = {
     "seats": "game_id",
     "game_secrets": "game_id",
     "turn_deadlines": "game_id",
+    "private_games": "game_id",  # migration 0009: a private game's creator token hash
+    "invitations": "game_id",  # its invitations, looked up by game only
     # A client's (scope, key), not a game's: POST /games has no game yet. Distributed by its
     # own key, never joined with the game tables.
     "idempotency_keys": None,

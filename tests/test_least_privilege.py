@@ -24,6 +24,8 @@ APP_TABLES = {
     "seats": "game_id",
     "game_secrets": "game_id",
     "idempotency_keys": "secret",
+    "private_games": "creator_hash",
+    "invitations": "token_hash",
     "turn_deadlines": "deadline",
 }
 TEST_PASSWORD = "cardroom-test"  # only where the test server wants passwords (testcontainers)

@@ -62,6 +62,7 @@ class State(NamedTuple):
     seed_commitment: str = ""
     bot_seats: tuple[Any, ...] = ()
     turn_seconds: int | None = None
+    name_rule: int = 0  # the lifecycle's (domain/names.py), like names, bots and the clock
     names: tuple[str, ...] = ()
     started: bool = False
     over: bool = False

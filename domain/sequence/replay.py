@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
-from ..bots import bots_from_json
-from ..decider import GAME_CREATED, SEAT_TAKEN, Command, CreateGame, Event, MakeMove, TakeSeat
+from ..decider import GAME_CREATED, SEAT_TAKEN, Command, Event, MakeMove, TakeSeat
+from ..lifecycle import create_command
 from .game import CARD_PLAYED, DEAD_CARD_DISCARDED, EVENT_TYPES, TURN_PASSED
 from .state import Discard, Pass, Play
 
@@ -29,9 +29,7 @@ def commands(events: Sequence[Event], seed: bytes) -> Iterator[tuple[int, Comman
         data = event.data
         by = data.get("by")
         if event.type == GAME_CREATED:
-            bots = bots_from_json(data.get("bots"))
-            seconds = data.get("turn_seconds")
-            yield position, CreateGame(data["rules"], data["seed_commitment"], seed, bots, seconds)
+            yield position, create_command(data, seed)
         elif event.type == SEAT_TAKEN and "bot" not in data:
             yield position, TakeSeat(data["name"], seed)
         elif event.type == CARD_PLAYED:

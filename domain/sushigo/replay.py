@@ -7,18 +7,17 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
-from ..bots import bots_from_json
 from ..decider import (
     GAME_CREATED,
     GAME_ENDED,
     GAME_STARTED,
     SEAT_TAKEN,
     Command,
-    CreateGame,
     Event,
     MakeMove,
     TakeSeat,
 )
+from ..lifecycle import create_command
 from .game import CARD_PICKED, ROUND_DEALT, ROUND_SCORED, TURN_REVEALED
 from .state import Pick
 from .upcast import upcast as upcast_event
@@ -51,9 +50,7 @@ def commands(events: Sequence[Event], seed: bytes) -> Iterator[tuple[int, Comman
     for index, event in enumerate(events):
         data = event.data
         if event.type == GAME_CREATED:
-            bots = bots_from_json(data.get("bots"))
-            seconds = data.get("turn_seconds")
-            yield index, CreateGame(data["rules"], data["seed_commitment"], seed, bots, seconds)
+            yield index, create_command(data, seed)
         elif event.type == SEAT_TAKEN and "bot" not in data:
             yield index, TakeSeat(data["name"], seed)
         elif event.type == CARD_PICKED and not data.get("auto"):

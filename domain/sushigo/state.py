@@ -100,6 +100,7 @@ class State(NamedTuple):
     seed: str | None = None  # revealed by the last event (S18)
     bot_seats: tuple[BotSeat, ...] = ()  # seats reserved for bots at creation, in seat order
     turn_seconds: int | None = None  # the turn clock, enforced by the service
+    name_rule: int = 0  # domain/names.py: 0 for games created before names were checked
 
     @property
     def bots(self) -> dict[int, str]:

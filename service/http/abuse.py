@@ -2,7 +2,9 @@
 
 **Rate limits** (Flask-Limiter): per client IP address, ``POST /games`` at most
 ``CARDROOM_RATE_LIMIT_CREATE`` (default ``30/minute``), ``POST /games/{id}/players`` at most
-``CARDROOM_RATE_LIMIT_JOIN`` (default ``60/minute``); per bearer token (per IP address without
+``CARDROOM_RATE_LIMIT_JOIN`` (default ``60/minute``) across all games and at most
+``CARDROOM_RATE_LIMIT_JOIN_GAME`` (default ``12/minute``, the most seats a game has) into any
+one game; per bearer token (per IP address without
 one), ``POST /games/{id}/moves`` at most ``CARDROOM_RATE_LIMIT_MOVES`` (default ``300/minute``:
 far above any person or fair bot, far below a flood); any Flask-Limiter rate string works
 (``"10/minute;100/hour"``). Past a limit the answer is ``429 rate_limited`` (problem+json) with
@@ -12,6 +14,12 @@ enough to blunt a script, not a distributed attack (put a proxy in front for tha
 reverse proxy every client has the proxy's address: limit there, or set the limits off.
 ``CARDROOM_RATE_LIMITS=off`` (the test suite sets it) turns them off; app config
 ``RATELIMIT_ENABLED`` overrides.
+
+**Seats in waiting games**: one address may hold seats in at most
+``CARDROOM_WAITING_GAMES_PER_ADDRESS`` (default 10; 0: no cap) games that have not started,
+counted in the database (``seats.client``, a keyed hash of the address: every process agrees,
+and a restart forgets nothing); one more join is ``409 too_many_waiting_games``. It is on and off
+with the rate limits.
 
 **CORS**: ``CARDROOM_CORS_ORIGINS``, a comma-separated allow-list of origins
 (``https://play.example.com,https://bot.example.org``); empty (the default): no CORS headers at
@@ -36,6 +44,7 @@ from service.settings import settings
 
 DEFAULT_CREATE_LIMIT = "30/minute"
 DEFAULT_JOIN_LIMIT = "60/minute"
+DEFAULT_JOIN_GAME_LIMIT = "12/minute"
 DEFAULT_MOVE_LIMIT = "300/minute"
 # Read by browsers' scripts: where a created game is, replay markers, caching, back-off.
 EXPOSED_HEADERS = ["Location", "ETag", "Retry-After", "Idempotent-Replayed", "Cardroom-Receipt"]
@@ -58,7 +67,13 @@ def register(app: Flask) -> None:
         "CARDROOM_RATE_LIMIT_JOIN", configured.rate_limit_join or DEFAULT_JOIN_LIMIT
     )
     app.config.setdefault(
+        "CARDROOM_RATE_LIMIT_JOIN_GAME", configured.rate_limit_join_game or DEFAULT_JOIN_GAME_LIMIT
+    )
+    app.config.setdefault(
         "CARDROOM_RATE_LIMIT_MOVES", configured.rate_limit_moves or DEFAULT_MOVE_LIMIT
+    )
+    app.config.setdefault(
+        "CARDROOM_WAITING_GAMES_PER_ADDRESS", configured.waiting_games_per_address
     )
     app.config.setdefault("CARDROOM_CORS_ORIGINS", configured.cors_origins)
     _limits(app)
@@ -77,6 +92,7 @@ def _limits(app: Flask) -> None:
     for endpoint, key, per in (
         ("api.create_game", "CARDROOM_RATE_LIMIT_CREATE", get_remote_address),
         ("api.join_game", "CARDROOM_RATE_LIMIT_JOIN", get_remote_address),
+        ("api.join_game", "CARDROOM_RATE_LIMIT_JOIN_GAME", _address_and_game),
         ("api.make_move", "CARDROOM_RATE_LIMIT_MOVES", _token_or_address),
     ):
 
@@ -97,11 +113,25 @@ def _limits(app: Flask) -> None:
                 429,
                 "rate_limited",
                 f"too many requests of this kind from you ({error.limit.limit}; counted per"
-                " address, and per token for moves);"
-                " wait Retry-After seconds",
+                " address, per address and game for joins into one game, and per token for"
+                " moves); wait Retry-After seconds",
                 headers={"Retry-After": str(max(1, math.ceil(wait)))},
             )
         )
+
+
+def waiting_games_limit() -> int:
+    """How many waiting games one address may hold seats in (0: no cap, as with rate limits
+    off)."""
+    if not current_app.config["RATELIMIT_ENABLED"]:
+        return 0
+    return int(current_app.config["CARDROOM_WAITING_GAMES_PER_ADDRESS"])
+
+
+def _address_and_game() -> str:
+    """Joins into one game are counted per address and game."""
+    game = (request.view_args or {}).get("game_id", "")
+    return f"address:{get_remote_address()}:game:{game}"
 
 
 def _token_or_address() -> str:

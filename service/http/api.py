@@ -15,7 +15,7 @@ from domain import receipts
 from domain.audit import audit
 from domain.decider import GAME_ENDED, Viewer
 from service import metrics
-from service.http import auth, idempotency
+from service.http import abuse, auth, idempotency
 from service.http.connections import ConnectionSettings, OpenStreams
 from service.http.hangup import Hangup
 from service.http.problems import Problem
@@ -33,6 +33,7 @@ from service.http.schemas import (
     JoinRequest,
     Jwks,
     ListGamesQuery,
+    NewInvitation,
     ReadQuery,
     Receipt,
     SeatGranted,
@@ -50,6 +51,7 @@ CREATE_GAME_REQUEST = CreateGameRequest()
 LIST_GAMES_QUERY = ListGamesQuery()
 GAME_LIST = GameList()
 JOIN_REQUEST = JoinRequest()
+NEW_INVITATION = NewInvitation()
 SEAT_GRANTED = SeatGranted()
 EVENTS_QUERY = EventsQuery()
 EVENT_PAGE = EventPage()
@@ -147,10 +149,15 @@ def seen_versions(query: dict[str, Any]) -> list[int]:
     return seen
 
 
-def view_body(loaded: Loaded, seat: int | None, past: bool = False) -> dict[str, Any]:
+def view_body(loaded: Loaded, seat: int | None, past: bool = False, **extra: Any) -> dict[str, Any]:
     adapter = loaded.adapter
     view = adapter.game.view(loaded.state, Viewer(seat))
-    return adapter.view.dump({"id": loaded.id, **view, **deadline_of(loaded, past)})
+    body = {"id": loaded.id, **view, **deadline_of(loaded, past), **visibility(loaded.id)}
+    return adapter.view.dump({**body, **extra})
+
+
+def visibility(game_id: UUID) -> dict[str, str]:
+    return {"visibility": "private" if games().is_private(game_id) else "public"}
 
 
 def as_it_was(keyed: idempotency.Keyed) -> Loaded:
@@ -211,6 +218,15 @@ def create_game() -> Response:
         **Turn clock.** With `turn_seconds`, every turn has a deadline (`turn_deadline` in the
         view); when it passes, the `greedy` bot picks for each seat that has not, marked
         `by: clock` (a few seconds late at most: the service checks every second).
+
+        **Private games.** With `visibility: private` the game is not listed by `GET /games`
+        (only by id: `GET /games?ids=`, `GET /games/{id}`; whoever has the id may watch, as
+        with any game) and taking a seat needs its invitation. This answer's `invitation` holds
+        the invitation (`token`, and `link`: the web page's link to share) and the creator's
+        `creator_token`, **shown only here** (a retry with the same `Idempotency-Key` shows them
+        again); the creator token revokes the invitation or issues a new one
+        (`/games/{id}/invitation`). Only their SHA-256 hashes are stored, never in the events:
+        an export or an audit of a private game shows nothing of them.
       security: []
       requestBody:
         required: true
@@ -238,6 +254,12 @@ def create_game() -> Response:
                   rules:
                     edition: zoch
                     pass_direction: alternate
+              private:
+                summary: A private 3-player game (join with its invitation)
+                value:
+                  game: sushi-go
+                  players: 3
+                  visibility: private
               sequence:
                 summary: Sequence, 6 players in 3 teams of 2 (Q4)
                 value:
@@ -292,8 +314,10 @@ def create_game() -> Response:
             - `invalid_rules`: the rules do not fit together, e.g. the `zoch` edition with 2
               players (it is for 3–5), `gamewright` with 1 or 6+ players (2–5), or
               `dummy: true` with anything but a 2-player `gamewright` game (S17).
-            - `invalid_bots`: a bot's seat does not exist or has two bots, or its `kind` is not
-              one of the game's bots (`random`, `greedy`).
+            - `invalid_bots`: a bot's seat does not exist or has two bots, its `kind` is not
+              one of the game's bots (`random`, `greedy`), or two bots' names look alike.
+            - `invalid_name`: a bot's `name` is not a name (`details.reason` says why: see
+              `JoinRequest.name`).
             - `idempotency_key_reused`: this `Idempotency-Key` came with another request.
           content:
             application/problem+json:
@@ -305,19 +329,43 @@ def create_game() -> Response:
     """
     keyed = idempotency.begin()
     if keyed is not None and keyed.stored is not None:
-        return idempotency.replayed(created(as_it_was(keyed), past=True))
+        past = as_it_was(keyed)
+        return idempotency.replayed(created(past, past=True, tokens=kept_tokens(keyed)))
     body = CREATE_GAME_REQUEST.load(json_body())
     adapter = adapter_for(body["game"])
     options = {**adapter.rules.load(body["rules"]), "players": body["players"]}
-    record = None if keyed is None else keyed.record()
+    # A private game's invitation and creator token: kept (sealed) with a keyed request.
+    tokens = (auth.new_token(), auth.new_token()) if body["visibility"] == "private" else None
+    kept = None if tokens is None else " ".join(tokens)
+    record = None if keyed is None else keyed.record(secret=kept)
+    hashes = None if tokens is None else (auth.token_hash(tokens[1]), auth.token_hash(tokens[0]))
+    turn_seconds = body.get("turn_seconds")
     loaded = games().create(
-        body["game"], options, body["bots"], body.get("turn_seconds"), record=record
+        body["game"], options, body["bots"], turn_seconds, record=record, private=hashes
     )
-    return created(loaded)
+    return created(loaded, tokens=tokens)
 
 
-def created(loaded: Loaded, past: bool = False) -> Response:
-    return with_receipt(view_body(loaded, None, past), loaded, 201, Location=game_url(loaded.id))
+def created(loaded: Loaded, past: bool = False, tokens: tuple[str, str] | None = None) -> Response:
+    """The answer to a create: the new game's spectator view, with the invitation and the
+    creator's token of a private game (``tokens``), shown only in this answer."""
+    extra = {} if tokens is None else {"invitation": invitation_body(loaded.id, *tokens)}
+    body = view_body(loaded, None, past, **extra)
+    return with_receipt(body, loaded, 201, Location=game_url(loaded.id))
+
+
+def invitation_body(game_id: UUID, token: str, creator_token: str | None = None) -> dict[str, Any]:
+    body = {"token": token, "link": f"/#/game/{game_id}?invitation={token}"}
+    return body if creator_token is None else {**body, "creator_token": creator_token}
+
+
+def kept_tokens(keyed: idempotency.Keyed) -> tuple[str, str] | None:
+    """A private game's invitation and creator token, as its keyed create kept them (sealed)."""
+    kept = keyed.stored_secret()
+    if kept is None:
+        return None
+    invitation, creator = kept.split(" ")
+    return invitation, creator
 
 
 @api.get("/games")
@@ -336,7 +384,8 @@ def list_games() -> Response:
         Games, oldest first (newest first with `order=newest`), optionally filtered by status
         and game; keyset-paginated: pass the `next` value of a page as `after`, with the same
         `order`, to get the following page (`next` is null on the last page). No
-        authentication; a listing reveals nothing secret.
+        authentication; a listing reveals nothing secret. Private games are listed only when
+        asked for by id (`ids`): whoever has a game's id may look at it anyway.
       security: []
       responses:
         '200':
@@ -399,6 +448,7 @@ def game_summary(row: GameRow) -> dict[str, Any]:
         "version": row.version or 0,
         "created_at": row.created_at,
         "url": game_url(row.id),
+        "visibility": "private" if row.private else "public",
         "seats": [],
         "free_seats": 0,
         "waiting_for": [],
@@ -530,14 +580,39 @@ def join_game(game_id: str) -> Response:
         Taking the last seat starts the game and deals the first round (`started: true`).
         Seats reserved for bots are never yours: a bot takes its seat right after the seat
         before it, so taking the last free seat for a person may start the game too.
+
+        **Names.** The name is NFC-normalised and stripped of surrounding spaces (the answer's
+        `name` is the name as recorded), then must have 1–32 visible characters and no
+        control, format (direction overrides, zero-width spaces), line/paragraph separator or
+        invisible characters (`422 invalid_name`; `details.reason` is one of `control`,
+        `format`, `separator`, `invisible`, `not_text`, `too_many_marks`, `blank`,
+        `too_long`). A name that looks like another seat's (bots' included) once case, width
+        and compatibility forms are folded and a few look-alike letters (Cyrillic `а`, Greek
+        `ο`, `0` for `o`, `1` for `l`) are mapped is `409 name_taken` (`details.seat`).
+
+        **Private games** need `invitation`: the invitation from the answer that created the
+        game (`403 invitation_required` without it, `invalid_invitation` for another one or a
+        revoked one).
+
+        **Limits.** Per address: joins per minute across games and into one game
+        (`429 rate_limited`), and seats in at most 10 games that have not started
+        (`409 too_many_waiting_games`); see the README's settings.
       security: []
       requestBody:
         required: true
         content:
           application/json:
             schema: {$ref: '#/components/schemas/JoinRequest'}
-            example:
-              name: Ada
+            examples:
+              public:
+                summary: A public game
+                value:
+                  name: Ada
+              private:
+                summary: A private game, with its invitation
+                value:
+                  name: Ada
+                  invitation: 3Hh0-qk1lQdVtq0pB8Rr3s9Xn2Vh6cWmZ1o5aYbKe7U
       responses:
         '201':
           description: The seat is yours. Keep the token.
@@ -565,9 +640,19 @@ def join_game(game_id: str) -> Response:
                 header.Authorization: Bearer {$response.body#/token}
         '400': BadBody
         '404': GameNotFound
+        '403':
+          description: |
+            - `invitation_required`: the game is private and the body has no `invitation`;
+            - `invalid_invitation`: not the game's invitation, or its creator revoked it.
+          content:
+            application/problem+json:
+              schema: {$ref: '#/components/schemas/JoinForbidden'}
         '409':
           description: |
             - `game_full`: every seat is taken (the game has started or is over);
+            - `name_taken`: another seat's name looks the same as this one (`details.seat`);
+            - `too_many_waiting_games`: your address holds seats in as many games that have
+              not started as it may (`CARDROOM_WAITING_GAMES_PER_ADDRESS`, default 10);
             - `too_many_conflicts`: the game changed under this request too many times in a
               row (heavy contention); send it again after `Retry-After` seconds.
             - `idempotency_key_in_use`: a request with this `Idempotency-Key` is still
@@ -578,7 +663,13 @@ def join_game(game_id: str) -> Response:
           content:
             application/problem+json:
               schema: {$ref: '#/components/schemas/JoinConflict'}
-        '422': IdempotencyKeyReused
+        '422':
+          description: |
+            - `invalid_name`: `name` is not a name; `details.reason` says why (see above);
+            - `idempotency_key_reused`: this `Idempotency-Key` came with another request.
+          content:
+            application/problem+json:
+              schema: {$ref: '#/components/schemas/JoinUnprocessable'}
         '413': BodyTooLarge
         '415': UnsupportedMediaType
         '429': RateLimited
@@ -590,32 +681,154 @@ def join_game(game_id: str) -> Response:
     load(gid)
     keyed = idempotency.begin()
     if keyed is not None and keyed.stored is not None:
-        return idempotency.replayed(rejoined(gid, body["name"], keyed))
+        return idempotency.replayed(rejoined(gid, keyed))
+    auth.check_invitation(games(), gid, body.get("invitation"))
     token = auth.new_token()
     record = None if keyed is None else keyed.record(secret=token)
-    seat, loaded = games().join(gid, body["name"], auth.token_hash(token), record)
-    return seat_granted(gid, seat, body["name"], token, loaded)
+    client = games().keys.client_hash(request.remote_addr or "")
+    seat, loaded = games().join(
+        gid, body["name"], auth.token_hash(token), record, client, abuse.waiting_games_limit()
+    )
+    return seat_granted(gid, seat, token, loaded)
 
 
-def rejoined(gid: UUID, name: str, keyed: idempotency.Keyed) -> Response:
+def rejoined(gid: UUID, keyed: idempotency.Keyed) -> Response:
     """A join's first answer again: its token was kept, sealed under the key, with its receipt."""
     token = keyed.stored_secret()
     assert token is not None
     seat = games().store.seat_for_token(gid, auth.token_hash(token))
     assert seat is not None  # the receipt was written with the seat's row
-    return seat_granted(gid, seat, name, token, as_it_was(keyed))
+    return seat_granted(gid, seat, token, as_it_was(keyed))
 
 
-def seat_granted(gid: UUID, seat: int, name: str, token: str, loaded: Loaded) -> Response:
+def seat_granted(gid: UUID, seat: int, token: str, loaded: Loaded) -> Response:
     granted = {
         "game_id": gid,
         "seat": seat,
-        "name": name,
+        "name": loaded.state.names[seat],  # as the rules recorded it (domain/names.py)
         "token": token,
         "token_type": "Bearer",
         "started": games().started(loaded),  # bots may take the seats after this one
     }
     return with_receipt(SEAT_GRANTED.dump(granted), loaded, 201, Location=game_url(gid))
+
+
+@api.delete("/games/<game_id>/invitation")
+def revoke_invitation(game_id: str) -> Response:
+    """
+    ---
+    delete:
+      tags:
+      - games
+      operationId: revokeInvitation
+      parameters:
+      - GameId
+      summary: Revoke a private game's invitation
+      description: |
+        With the creator token (`Authorization: Bearer <creator_token>`, from the answer that
+        created the private game), the invitation stops working: joining with it is refused
+        with `403 invalid_invitation`. Seats already taken stay taken. Revoking a revoked
+        invitation changes nothing. `POST` issues a new one.
+      security:
+      - bearerAuth: []
+      responses:
+        '204':
+          description: The invitation no longer works.
+        '401':
+          description: |
+            - `missing_token`: no `Authorization: Bearer <creator_token>`;
+            - `invalid_token`: the `Authorization` header is not `Bearer <token>`.
+          content:
+            application/problem+json:
+              schema: {$ref: '#/components/schemas/InvitationUnauthorized'}
+        '403':
+          description: '`not_the_creator`: the token is not this game''s creator token.'
+          content:
+            application/problem+json:
+              schema: {$ref: '#/components/schemas/InvitationForbidden'}
+        '404': GameNotFound
+        '409':
+          description: '`game_not_private`: the game is public; it has no invitation.'
+          content:
+            application/problem+json:
+              schema: {$ref: '#/components/schemas/InvitationConflict'}
+        '500': InternalError
+        '503': DatabaseUnavailable
+    """
+    gid = game_id_of(game_id)
+    load(gid)
+    private = auth.require_creator(games(), gid)
+    if private.invitation_hash is not None:  # revoking a revoked invitation changes nothing
+        games().invitations.change(gid, None)
+    return Response(status=204)
+
+
+@api.post("/games/<game_id>/invitation")
+def new_invitation(game_id: str) -> Response:
+    """
+    ---
+    post:
+      tags:
+      - games
+      operationId: newInvitation
+      parameters:
+      - GameId
+      - IdempotencyKey
+      summary: Issue a new invitation to a private game
+      description: |
+        With the creator token (`Authorization: Bearer <creator_token>`), a new invitation
+        replaces the one in force (or a revoked one): the old one stops working. It is shown
+        only in this answer (and to a retry with the same `Idempotency-Key`); the service keeps
+        its hash.
+      security:
+      - bearerAuth: []
+      responses:
+        '201':
+          description: The new invitation.
+          headers:
+            Idempotent-Replayed:
+              $ref: '#/components/headers/IdempotentReplayed'
+          content:
+            application/json:
+              schema: {$ref: '#/components/schemas/NewInvitation'}
+        '401':
+          description: |
+            - `missing_token`: no `Authorization: Bearer <creator_token>`;
+            - `invalid_token`: the `Authorization` header is not `Bearer <token>`.
+          content:
+            application/problem+json:
+              schema: {$ref: '#/components/schemas/InvitationUnauthorized'}
+        '403':
+          description: '`not_the_creator`: the token is not this game''s creator token.'
+          content:
+            application/problem+json:
+              schema: {$ref: '#/components/schemas/InvitationForbidden'}
+        '404': GameNotFound
+        '409':
+          description: '`game_not_private`: the game is public; it has no invitation.'
+          content:
+            application/problem+json:
+              schema: {$ref: '#/components/schemas/InvitationConflict'}
+        '500': InternalError
+        '503': DatabaseUnavailable
+    """
+    gid = game_id_of(game_id)
+    loaded = load(gid)
+    auth.require_creator(games(), gid)
+    keyed = idempotency.begin()  # after authentication: a key is looked up for its client only
+    if keyed is not None and keyed.stored is not None:
+        token = keyed.stored_secret()
+        assert token is not None
+        return idempotency.replayed(invitation_issued(gid, token))
+    token = auth.new_token()
+    record = None if keyed is None else (keyed.record(secret=token), loaded.version)
+    games().invitations.change(gid, auth.token_hash(token), record)
+    return invitation_issued(gid, token)
+
+
+def invitation_issued(gid: UUID, token: str) -> Response:
+    body = {"game_id": gid, "invitation": invitation_body(gid, token)}
+    return json_response(NEW_INVITATION.dump(body), 201)
 
 
 @api.post("/games/<game_id>/moves")
@@ -1014,7 +1227,8 @@ def state_at(game_id: str) -> Response:
     past = games().state_at(loaded, version)
     view = game.view(past, Viewer(seat, everything=game.is_over(loaded.state)))
     then = deadline_of(Loaded(gid, loaded.adapter, past), past=True)
-    return json_response(loaded.adapter.view.dump({"id": gid, **view, **then}))
+    body = {"id": gid, **view, **then, **visibility(gid)}
+    return json_response(loaded.adapter.view.dump(body))
 
 
 @api.get("/games/<game_id>/export")

@@ -16,6 +16,7 @@ from flask import request
 from service import logs
 from service.http.problems import Problem
 from service.play import GameService
+from service.store.invitations import PrivateGame
 
 TOKEN_BYTES = 32
 
@@ -69,6 +70,54 @@ def seat_of(games: GameService, game_id: UUID, token: str) -> int:
         "unknown bearer token: use the token returned when you took your seat",
         headers={"WWW-Authenticate": 'Bearer error="invalid_token"'},
     )
+
+
+def check_invitation(games: GameService, game_id: UUID, invitation: str | None) -> None:
+    """Joining a private game needs its invitation in force: 403 ``invitation_required``
+    without one, ``invalid_invitation`` for another (or one its creator revoked)."""
+    private = games.private_game(game_id)
+    if private is None:
+        return  # a public game: anyone may join
+    if invitation is None:
+        raise Problem(
+            403,
+            "invitation_required",
+            "this game is private: send its invitation as 'invitation' (ask whoever created"
+            " the game for the link)",
+        )
+    current = private.invitation_hash
+    if current is None or not hmac.compare_digest(current, token_hash(invitation)):
+        raise Problem(
+            403,
+            "invalid_invitation",
+            "this is not the game's invitation, or its creator revoked it: ask them for the"
+            " current link",
+        )
+
+
+def require_creator(games: GameService, game_id: UUID) -> PrivateGame:
+    """The private game ``game_id``, if the request's bearer token is its creator token."""
+    token = bearer_token()
+    if token is None:
+        raise Problem(
+            401,
+            "missing_token",
+            "changing the invitation needs 'Authorization: Bearer <creator_token>', the"
+            " creator token from the answer that created the game",
+            headers={"WWW-Authenticate": "Bearer"},
+        )
+    private = games.private_game(game_id)
+    if private is None:
+        raise Problem(
+            409, "game_not_private", "this game is public: it has no invitation to change"
+        )
+    if not hmac.compare_digest(private.creator_hash, token_hash(token)):
+        raise Problem(
+            403,
+            "not_the_creator",
+            "only the game's creator token can change its invitation (a seat's token cannot)",
+        )
+    return private
 
 
 def require_seat(games: GameService, game_id: UUID) -> int:

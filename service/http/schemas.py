@@ -12,10 +12,15 @@ from marshmallow import Schema, fields, post_load, validate
 
 from domain.decider import BotSeat
 from service.bodies import (
+    GAME_KIND,
     NAME,
+    NAME_DESCRIPTION,
     PLAIN_TEXT_PATTERN,
     RECEIPT_DESCRIPTION,
     TURN_SECONDS,
+    VISIBILITIES,
+    VISIBILITY,
+    Invitation,
     Receipt,
     Strict,
     plain_text,
@@ -26,7 +31,7 @@ from service.bodies import (
 
 class CreateGameRequest(Strict):
     game = fields.String(
-        required=True, validate=NAME, metadata={"description": "which game, e.g. sushi-go"}
+        required=True, validate=GAME_KIND, metadata={"description": "which game, e.g. sushi-go"}
     )
     players = fields.Integer(
         strict=True,
@@ -52,6 +57,17 @@ class CreateGameRequest(Strict):
         metadata={
             "description": (
                 "Seats played by the service's bots (one per seat). People take the other seats."
+            )
+        },
+    )
+    visibility = fields.String(
+        load_default="public",
+        validate=validate.OneOf(VISIBILITIES),
+        metadata={
+            "description": (
+                "`private`: the game is not listed in `GET /games` and joining needs its\n"
+                "invitation, returned once in this answer's `invitation` with a creator token\n"
+                "that can revoke it. Default `public`."
             )
         },
     )
@@ -96,24 +112,28 @@ class BotRequest(Strict):
     name = fields.String(
         validate=NAME,
         metadata={
-            "description": "The seat's name; default `<kind> bot <seat>`.",
-            "pattern": PLAIN_TEXT_PATTERN,
+            "description": f"The seat's name; default `<kind> bot <seat>`. {NAME_DESCRIPTION}"
         },
     )
 
     @post_load
     def _to_bot(self, data: dict[str, Any], **_: Any) -> BotSeat:
-        name = data.get("name") or f"{data['kind']} bot {data['seat']}"
-        return BotSeat(data["seat"], data["kind"], name[:40])
+        name = data.get("name", f"{data['kind']} bot {data['seat']}")
+        return BotSeat(data["seat"], data["kind"], name)
 
 
 class JoinRequest(Strict):
     name = fields.String(
         required=True,
         validate=NAME,
+        metadata={"description": f"The name shown for the seat. {NAME_DESCRIPTION}"},
+    )
+    invitation = fields.String(
+        validate=validate.Length(max=128),
         metadata={
-            "description": "The name shown for the seat.",
-            "pattern": PLAIN_TEXT_PATTERN,
+            "description": "A private game's invitation (`invitation.token` of the answer that"
+            " created it); else `403 invitation_required` or `invalid_invitation`. Ignored by"
+            " public games."
         },
     )
 
@@ -260,6 +280,7 @@ class GameSummary(Schema):
             "minimum": 0,
         },
     )
+    visibility = VISIBILITY()
     waiting_for = fields.List(
         fields.Integer(metadata={"minimum": 0}),
         required=True,
@@ -279,6 +300,14 @@ class GameList(Schema):
         required=True,
         metadata={"description": "Pass as `after` for the next page; null on the last page."},
     )
+
+
+class NewInvitation(Schema):
+    """POST /games/{id}/invitation: the private game's new invitation (the old one no longer
+    works)."""
+
+    game_id = fields.UUID(required=True)
+    invitation = fields.Nested(Invitation, required=True)
 
 
 class SeatGranted(Schema):

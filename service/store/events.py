@@ -24,7 +24,7 @@ from psycopg_pool import ConnectionPool
 from domain.chain import GENESIS, event_hash
 from domain.decider import GAME_ENDED, GAME_STARTED, Event
 from service import metrics
-from service.store import db, idempotency_records
+from service.store import db, idempotency_records, invitations
 from service.store.idempotency_records import IdempotencyRecord
 from service.store.recent import Recent
 
@@ -131,6 +131,7 @@ class GameRow:
     created_at: datetime
     status: str
     version: int
+    private: bool = False  # not listed unless asked for by id (migration 0009)
 
     @property
     def cursor(self) -> GameCursor:
@@ -143,7 +144,9 @@ _INSERT_EVENT = (
 )
 
 _APPEND = "INSERT INTO events (game_id, version, type, schema_version, data, hash) VALUES {values}"
-_SEAT_ROW = "seat AS (INSERT INTO seats (game_id, seat, token_hash) VALUES (%s, %s, %s))"
+_SEAT_ROW = (
+    "seat AS (INSERT INTO seats (game_id, seat, token_hash, client) VALUES (%s, %s, %s, %s))"
+)
 # The database's clock, not the process's: every server process agrees on every deadline.
 _DEADLINE_ROW = (
     "deadline AS (INSERT INTO turn_deadlines (game_id, version, deadline)"
@@ -153,7 +156,8 @@ _DEADLINE_ROW = (
 # Status is derived, never stored: the lifecycle events are the only source of truth.
 _LIST_GAMES = f"""
 SELECT g.id, g.game, g.created_at, s.status,
-       (SELECT max(e.version) FROM events e WHERE e.game_id = g.id) AS version
+       (SELECT max(e.version) FROM events e WHERE e.game_id = g.id) AS version,
+       EXISTS (SELECT 1 FROM private_games p WHERE p.game_id = g.id) AS private
 FROM games g
 CROSS JOIN LATERAL (
     SELECT CASE
@@ -167,6 +171,16 @@ CROSS JOIN LATERAL (
 WHERE {{where}}
 ORDER BY {{order}}
 LIMIT %(limit)s
+"""
+
+
+# A game waits until it starts (or ends, which a started game does): the lifecycle index.
+_WAITING_GAMES = f"""
+SELECT count(DISTINCT s.game_id) FROM seats s
+WHERE s.client = %s AND s.game_id <> %s AND NOT EXISTS (
+    SELECT 1 FROM events e
+    WHERE e.game_id = s.game_id AND e.type IN ('{GAME_STARTED}', '{GAME_ENDED}')
+)
 """
 
 
@@ -210,6 +224,8 @@ class EventStore:
         except errors.ReadOnlySqlTransaction as exc:  # a read-only database, a standby: 503
             raise StoreUnavailable(f"the database refuses writes: {exc}") from exc
 
+    connection = _connection  # for the store's companions (service/store/invitations.py)
+
     # --- writes ---------------------------------------------------------------------------
 
     def create_game(
@@ -220,10 +236,12 @@ class EventStore:
         events: Sequence[Event],
         record: IdempotencyRecord | None = None,
         seed_key_id: str | None = None,
+        private: tuple[bytes, bytes] | None = None,
     ) -> int:
         """Record a new game, its secret seed (sealed under key ``seed_key_id``, see
         service/keys.py) and its first events (and the idempotency ``record`` of the keyed
-        request that creates it, in the same transaction); return its version."""
+        request that creates it, in the same transaction); return its version. ``private``:
+        the hashes of its creator's token and of its first invitation, for a private game."""
         if not events:
             raise ValueError("a game starts with at least one event")
         try:
@@ -233,6 +251,8 @@ class EventStore:
                     "INSERT INTO game_secrets (game_id, seed, key_id) VALUES (%s, %s, %s)",
                     (game_id, seed, seed_key_id),
                 )
+                if private is not None:
+                    invitations.insert_private(cur, game_id, *private)
                 rows = _rows(game_id, 1, GENESIS, events)
                 cur.executemany(_INSERT_EVENT, rows)
                 if record is not None:
@@ -251,14 +271,16 @@ class EventStore:
         events: Sequence[Event],
         *,
         seat_token: tuple[int, bytes] | None = None,
+        client: bytes | None = None,
         deadline: tuple[int, int] | None = None,
         record: IdempotencyRecord | None = None,
     ) -> int:
         """Append ``events`` as versions ``expected_version + 1 ..``; return the new version.
 
         All or nothing, in one transaction, together with the optional ``(seat, token_hash)``
-        row, the optional ``(version, seconds)`` of a timed turn the events start (a
-        turn_deadlines row, due ``seconds`` from now) and the optional idempotency ``record`` of
+        row (with the ``client`` taking the seat: ``Keyring.client_hash``), the optional
+        ``(version, seconds)`` of a timed turn the events start (a turn_deadlines row, due
+        ``seconds`` from now) and the optional idempotency ``record`` of
         the keyed request that appends (service/store/idempotency_records.py). Raises
         :class:`VersionConflict` if the game is not at ``expected_version`` (someone else appended
         first),
@@ -275,7 +297,7 @@ class EventStore:
         with_params: list[Any] = []
         if seat_token is not None:
             rows_with.append(sql.SQL(_SEAT_ROW))
-            with_params += [game_id, *seat_token]
+            with_params += [game_id, *seat_token, client]
         if deadline is not None:
             rows_with.append(sql.SQL(_DEADLINE_ROW))
             with_params += [game_id, *deadline]
@@ -422,7 +444,8 @@ class EventStore:
         """Games oldest (or ``newest``) first, optionally filtered; keyset-paginated by
         (created_at, id): ``after`` lists the games past that cursor in the given order.
 
-        ``ids``: only these games (a client's own games, from the seats it holds).
+        ``ids``: only these games (a client's own games, from the seats it holds); private
+        games are listed only this way (by id: whoever has the id may look at the game).
 
         Status: ``over`` once ``game_ended`` is recorded, ``playing`` once ``game_started`` is,
         else ``waiting``.
@@ -444,6 +467,10 @@ class EventStore:
         if ids is not None:
             where.append(sql.SQL("g.id = ANY(%(ids)s)"))
             params["ids"] = list(ids)
+        else:
+            where.append(
+                sql.SQL("NOT EXISTS (SELECT 1 FROM private_games p WHERE p.game_id = g.id)")
+            )
         if after is not None:
             # Both directions are a keyset scan of games_created_at_id (backwards for newest).
             past = "<" if newest else ">"
@@ -456,6 +483,13 @@ class EventStore:
         with self._connection() as conn:
             rows = conn.execute(query, params).fetchall()
         return [GameRow(*row) for row in rows]
+
+    def waiting_games(self, client: bytes, besides: UUID) -> int:
+        """How many games other than ``besides`` that wait for players ``client`` holds a seat
+        in (seats taken before migration 0009 have no client: they do not count)."""
+        with self._connection() as conn:
+            row = conn.execute(_WAITING_GAMES, (client, besides)).fetchone()
+        return int(row[0]) if row else 0
 
     def ping(self) -> None:
         """Raise :class:`StoreUnavailable` unless the database answers."""

@@ -8,7 +8,15 @@ from marshmallow import Schema, ValidationError, fields, post_load, validate, va
 
 from domain.sequence import SEQUENCE, Discard, Pass, Play
 from domain.sequence.cards import ONE_DECK
-from service.bodies import RECEIPT_DESCRIPTION, TURN_NUMBER, Receipt, Strict, StrictBoolean
+from service.bodies import (
+    RECEIPT_DESCRIPTION,
+    TURN_NUMBER,
+    VISIBILITY,
+    Invitation,
+    Receipt,
+    Strict,
+    StrictBoolean,
+)
 
 CARD = fields.String(
     validate=validate.OneOf(ONE_DECK, error="unknown card {input!r}; cards are {choices}")
@@ -349,6 +357,8 @@ class SequenceView(Schema):
         metadata={"description": "Once over. What was left of the draw pile, top first."},
     )
     receipt = fields.Nested(Receipt, metadata={"description": RECEIPT_DESCRIPTION})
+    visibility = VISIBILITY()
+    invitation = fields.Nested(Invitation)  # a private game's, in the answer creating it
 
 
 # --- the score sheet ------------------------------------------------------------------------------

@@ -9,7 +9,15 @@ from marshmallow import Schema, ValidationError, fields, post_load, validate, va
 from domain.sushigo import SUSHI_GO, Pick
 from domain.sushigo.cards import KINDS, NIGIRI_POINTS
 from domain.sushigo.rules import EDITIONS, PASS_DIRECTIONS
-from service.bodies import RECEIPT_DESCRIPTION, TURN_NUMBER, Receipt, Strict, StrictBoolean
+from service.bodies import (
+    RECEIPT_DESCRIPTION,
+    TURN_NUMBER,
+    VISIBILITY,
+    Invitation,
+    Receipt,
+    Strict,
+    StrictBoolean,
+)
 
 CARD = fields.String(
     validate=validate.OneOf(KINDS, error="unknown card {input!r}; cards are {choices}")
@@ -378,6 +386,8 @@ class SushiGoView(Schema):
         }
     )
     receipt = fields.Nested(Receipt, metadata={"description": RECEIPT_DESCRIPTION})
+    visibility = VISIBILITY()
+    invitation = fields.Nested(Invitation)  # a private game's, in the answer creating it
 
 
 # --- the score sheet ------------------------------------------------------------------------------

@@ -110,6 +110,34 @@ export function mySeats() {
   return seats();
 }
 
+// --- invitations: a private game's invitation (and, for its creator, the creator token) -------
+
+const INVITATIONS = "cardroom.invitations";
+
+function invitations() {
+  try {
+    return JSON.parse(localStorage.getItem(INVITATIONS)) || {};
+  } catch {
+    return {};
+  }
+}
+
+/** Keeps what this browser knows of a private game's invitation: `{token, creator_token?}`. */
+export function rememberInvitation(gameId, invitation) {
+  const all = invitations();
+  all[gameId] = { ...all[gameId], ...invitation };
+  localStorage.setItem(INVITATIONS, JSON.stringify(all));
+}
+
+export function invitationOf(gameId) {
+  return invitations()[gameId] || null;
+}
+
+/** The link that joins a private game (the token in the fragment: never sent to a server). */
+export function invitationLink(gameId, token) {
+  return `${location.origin}/#/game/${gameId}?invitation=${encodeURIComponent(token)}`;
+}
+
 // --- receipts: the service's signed receipt of every accepted command, this browser's evidence ----
 
 const RECEIPTS = "cardroom.receipts";

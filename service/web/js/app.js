@@ -17,7 +17,8 @@ async function route() {
   leave?.();
   leave = null;
   clearNotice();
-  const game = hash.match(/^#\/game\/([0-9a-f-]{36})$/i);
+  // A private game's invitation link: #/game/<id>?invitation=<token>.
+  const game = hash.match(/^#\/game\/([0-9a-f-]{36})(?:\?invitation=([A-Za-z0-9_%-]{1,128}))?$/i);
   const rules = hash.match(/^#\/rules\/([a-z0-9-]{1,40})(?:\/([A-Z]\d+))?$/);
   if (rules) {
     shown = `rules:${rules[1]}`;
@@ -25,7 +26,7 @@ async function route() {
     if (rules[2]) return; // focus is on the ruling asked for
   } else if (game) {
     shown = `game:${game[1]}`;
-    leave = await showGame(main, game[1]);
+    leave = await showGame(main, game[1], game[2] ? decodeURIComponent(game[2]) : null);
   } else if (replay) {
     shown = `replay:${replay[1]}`;
     await showReplay(main, replay[1], replay[2] ? Number(replay[2]) : null);

@@ -1,5 +1,5 @@
 // The lobby (#/): create a game, find open games to join, games to watch and to replay.
-import { api, mySeats, rememberSeat } from "./api.js";
+import { api, mySeats, rememberInvitation, rememberSeat } from "./api.js";
 import { TITLES } from "./games.js";
 import { h, notify, plural, replace, when } from "./ui.js";
 
@@ -74,10 +74,15 @@ function createForm() {
             h("label", { class: "check" }, h("input", { type: "checkbox", name: "advanced_jacks", id: "advanced_jacks" }), " Advanced jacks: one-eyed jacks may break a sequence (Q11)"),
           ],
       h("fieldset", { class: "seats" }, h("legend", {}, "Who plays the other seats"), h("p", { class: "muted small" }, "Seat 1 is yours."), seats),
+      h("label", { class: "field" }, "Who can join",
+        h("select", { name: "visibility", id: "visibility", "aria-describedby": "visibility-help" },
+          h("option", { value: "public" }, "Anyone: listed in the lobby"),
+          h("option", { value: "private" }, "Private: only with the invitation link"))),
+      h("p", { class: "muted small", id: "visibility-help" }, "A private game is not listed; you get a link to send to the people you invite, and can revoke it."),
       h("label", { class: "field" }, "Turn clock",
         h("select", { name: "turn_seconds", id: "turn_seconds" }, CLOCKS.map(([s, label]) => h("option", { value: s }, label)))),
       h("label", { class: "field" }, "Your name",
-        h("input", { name: "name", id: "name", required: true, maxlength: 40, autocomplete: "nickname", value: localStorage.getItem("cardroom.name") || "" })),
+        h("input", { name: "name", id: "name", required: true, maxlength: 64, autocomplete: "nickname", value: localStorage.getItem("cardroom.name") || "" })),
       h("button", { type: "submit", class: "primary", id: "create-game" }, "Create and sit down"),
     );
     for (const [name, value] of kept) {
@@ -106,13 +111,19 @@ function createForm() {
     }
     const seconds = Number(data.get("turn_seconds"));
     if (seconds) body.turn_seconds = seconds;
+    if (data.get("visibility") === "private") body.visibility = "private";
     const name = String(data.get("name")).trim();
     localStorage.setItem("cardroom.name", name);
     const button = form.querySelector("#create-game");
     button.disabled = true;
     try {
       const game = await api("POST", "/games", { body });
-      const grant = await api("POST", `/games/${game.id}/players`, { body: { name } });
+      const join = { name };
+      if (game.invitation) {
+        rememberInvitation(game.id, game.invitation); // shown once: this browser keeps it
+        join.invitation = game.invitation.token;
+      }
+      const grant = await api("POST", `/games/${game.id}/players`, { body: join });
       rememberSeat(game.id, grant);
       location.hash = `#/game/${game.id}`;
     } catch (error) {
@@ -159,7 +170,8 @@ function myRow(g, seat) {
   return h("li", { dataset: { game: g.id } },
     h("a", { href: target }, `${TITLES[g.game] || g.game}: ${players(g)}`), " ",
     h("span", { class: `badge ${yours ? "wait" : "done"}` }, status),
-    h("span", { class: "muted small" }, ` you are ${seat.name}`));
+    h("span", { class: "muted small" }, ` you are ${seat.name}`),
+    g.visibility === "private" ? h("span", { class: "badge" }, "private") : null);
 }
 
 function players(g) {

@@ -1,6 +1,6 @@
 // A game's page (#/game/<id>): join, play live, watch, see the score sheet. Everything comes from
 // GET /games/{id} (the view for your seat), its event stream and GET /games/{id}/scores.
-import { api, follow, forgetSeat, rememberSeat, seatOf } from "./api.js";
+import { api, follow, forgetSeat, invitationLink, invitationOf, rememberInvitation, rememberSeat, seatOf } from "./api.js";
 import { focusKey, restoreFocus } from "./focus.js";
 import { moduleFor } from "./games.js";
 import { clearNotice, clearTroubleNotice, h, notify, replace } from "./ui.js";
@@ -14,7 +14,9 @@ const BURST_MS = 40; // events that arrive together (a pick and the bots' answer
 const SCORING = new Set(["round_scored", "game_ended"]);
 const SUMMARY_MS = 15_000; // a round's summary stays this long unless the player goes on
 
-export async function showGame(main, gameId) {
+export async function showGame(main, gameId, invitation = null) {
+  // An invitation link: keep its token, so that a reload (or a later visit) can still join.
+  if (invitation) rememberInvitation(gameId, { token: invitation });
   const page = new GamePage(main, gameId);
   await page.start();
   return () => page.stop();
@@ -236,9 +238,15 @@ class GamePage {
     const bots = this.view.seats.filter((s) => s.bot).map((s) => ({ seat: s.seat, kind: s.bot, name: s.name }));
     const body = { game: this.view.game, players, rules, bots };
     if (this.view.turn_seconds) body.turn_seconds = this.view.turn_seconds;
+    if (this.view.visibility === "private") body.visibility = "private";
     try {
       const game = await api("POST", "/games", { body });
-      const grant = await api("POST", `/games/${game.id}/players`, { body: { name: this.seat?.name || localStorage.getItem("cardroom.name") || "Player" } });
+      const join = { name: this.seat?.name || localStorage.getItem("cardroom.name") || "Player" };
+      if (game.invitation) {
+        rememberInvitation(game.id, game.invitation);
+        join.invitation = game.invitation.token;
+      }
+      const grant = await api("POST", `/games/${game.id}/players`, { body: join });
       rememberSeat(game.id, grant);
       location.hash = `#/game/${game.id}`;
     } catch (error) {
@@ -282,7 +290,10 @@ class GamePage {
   async join(name) {
     try {
       localStorage.setItem("cardroom.name", name);
-      const grant = await api("POST", `/games/${this.id}/players`, { body: { name } });
+      const body = { name };
+      const invitation = invitationOf(this.id)?.token;
+      if (this.view.visibility === "private" && invitation) body.invitation = invitation;
+      const grant = await api("POST", `/games/${this.id}/players`, { body });
       rememberSeat(this.id, grant);
       this.seat = seatOf(this.id);
       clearNotice();
@@ -385,7 +396,10 @@ class GamePage {
     if (this.seat || view.status !== "waiting") return null;
     const open = view.seats.filter((s) => !s.taken && !s.bot).length; // a bot's seat is kept
     if (!open) return null;
-    const input = h("input", { id: "join-name", name: "name", required: true, maxlength: 40, autocomplete: "nickname", value: localStorage.getItem("cardroom.name") || "" });
+    if (view.visibility === "private" && !invitationOf(this.id)?.token) {
+      return h("p", { class: "panel join", id: "join" }, "This game is private: to join it, ask whoever created it for the invitation link.");
+    }
+    const input = h("input", { id: "join-name", name: "name", required: true, maxlength: 64, autocomplete: "nickname", value: localStorage.getItem("cardroom.name") || "" });
     return h("form", { class: "panel join", id: "join", onsubmit: (e) => { e.preventDefault(); this.join(input.value.trim()); } },
       h("h2", {}, `Join this game (${open} open seat${open === 1 ? "" : "s"})`),
       h("label", { for: "join-name" }, "Your name"), " ", input, " ",
@@ -393,8 +407,42 @@ class GamePage {
   }
 
   invite() {
-    const url = `${location.origin}/#/game/${this.id}`;
-    return h("p", { class: "panel invite" }, "Invite others with this link: ",
-      h("input", { id: "invite-link", readonly: true, value: url, "aria-label": "Invitation link", onfocus: (e) => e.target.select() }));
+    if (this.view.visibility !== "private") {
+      const url = `${location.origin}/#/game/${this.id}`;
+      return h("p", { class: "panel invite" }, "Invite others with this link: ",
+        h("input", { id: "invite-link", readonly: true, value: url, "aria-label": "Invitation link", onfocus: (e) => e.target.select() }));
+    }
+    const known = invitationOf(this.id);
+    if (!known?.token && !known?.creator_token) return null; // not ours to share
+    const creator = known.creator_token;
+    const link = known.token ? invitationLink(this.id, known.token) : "";
+    return h("div", { class: "panel invite", id: "invite" },
+      h("p", {}, "This game is private. ", link ? "Only people with this link can join: " : "Its invitation is revoked: nobody else can join."),
+      link ? h("input", { id: "invite-link", readonly: true, value: link, "aria-label": "Invitation link", onfocus: (e) => e.target.select() }) : null,
+      link ? h("button", { type: "button", class: "secondary small", id: "copy-invite", onclick: () => this.copyInvitation(link) }, "Copy link") : null,
+      creator && link ? h("button", { type: "button", class: "secondary small", id: "revoke-invite", onclick: () => this.changeInvitation("DELETE") }, "Revoke link") : null,
+      creator ? h("button", { type: "button", class: "secondary small", id: "new-invite", onclick: () => this.changeInvitation("POST") }, "New link") : null);
+  }
+
+  async copyInvitation(link) {
+    try {
+      await navigator.clipboard.writeText(link);
+      notify("The invitation link is copied.", "info");
+    } catch {
+      document.getElementById("invite-link")?.select(); // no clipboard access: select it
+    }
+  }
+
+  /** The creator revokes the invitation (DELETE) or replaces it (POST) with the creator token. */
+  async changeInvitation(method) {
+    const known = invitationOf(this.id);
+    try {
+      const answer = await api(method, `/games/${this.id}/invitation`, { token: known.creator_token, idempotent: false });
+      rememberInvitation(this.id, { token: answer ? answer.invitation.token : null });
+      notify(answer ? "A new invitation link: the old one no longer works." : "The invitation link is revoked: nobody else can join with it.", "info");
+    } catch (error) {
+      notify(error.message);
+    }
+    this.render();
   }
 }

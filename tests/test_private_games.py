@@ -1,0 +1,167 @@
+"""Private games (issue 20): not listed, joined only with the invitation returned once at
+creation, which the creator's token revokes or replaces; the secrets are never in the events,
+the export or the audit. Over HTTP, on both games."""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+from datetime import datetime
+from typing import Any
+
+import pytest
+from api_client import ApiClient, expect_problem, expect_status
+
+from service.store.events import GameCursor
+
+pytest_plugins = ["api_fixtures"]
+
+GAMES = ["sushi-go", "sequence"]
+
+
+def _create(api: ApiClient, game: str, **extra: Any) -> dict[str, Any]:
+    response = api.post("/games", {"game": game, "players": 2, **extra})
+    expect_status(response, 201)
+    return response.json()
+
+
+def _join(api: ApiClient, game_id: str, name: str, invitation: str | None = None) -> Any:
+    body = {"name": name} if invitation is None else {"name": name, "invitation": invitation}
+    return api.post(f"/games/{game_id}/players", body)
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_a_private_game_is_joined_with_its_invitation_only(api: ApiClient, game: str) -> None:
+    created = _create(api, game, visibility="private")
+    gid, invitation = created["id"], created["invitation"]
+    assert created["visibility"] == "private"
+    assert len(invitation["token"]) >= 32 and len(invitation["creator_token"]) >= 32
+    assert invitation["link"] == f"/#/game/{gid}?invitation={invitation['token']}"
+    expect_problem(_join(api, gid, "Ann"), 403, "invitation_required")
+    expect_problem(_join(api, gid, "Ann", invitation["creator_token"]), 403, "invalid_invitation")
+    expect_problem(_join(api, gid, "Ann", "x" * 43), 403, "invalid_invitation")
+    assert api.game(gid)["version"] == 1  # nothing recorded
+    granted = _join(api, gid, "Ann", invitation["token"])
+    expect_status(granted, 201)
+    view = api.game(gid)
+    assert view["visibility"] == "private" and "invitation" not in view  # shown once only
+    expect_status(_join(api, gid, "Bob", invitation["token"]), 201)
+    assert api.game(gid)["status"] == "playing"
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_a_public_game_needs_no_invitation(api: ApiClient, game: str) -> None:
+    created = _create(api, game)
+    assert created["visibility"] == "public" and "invitation" not in created
+    expect_status(_join(api, created["id"], "Ann", "anything"), 201)  # ignored
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_private_games_are_listed_only_by_id(api: ApiClient, game: str) -> None:
+    private = _create(api, game, visibility="private")
+    public = _create(api, game)
+    both = api.get("/games", params={"ids": f"{private['id']},{public['id']}"}).json()["games"]
+    by_id = {g["id"]: g for g in both}
+    assert by_id[private["id"]]["visibility"] == "private"
+    assert by_id[public["id"]]["visibility"] == "public"
+    # Every game listed from just before the private one on (games of other tests too).
+    start = datetime.fromisoformat(by_id[private["id"]]["created_at"])
+    after = GameCursor(start, uuid.UUID(int=0)).encode()
+    for query in ({}, {"status": "waiting"}, {"game": game}):
+        response = api.get("/games", params={"after": after, "limit": 100, **query})
+        listed = [g["id"] for g in response.json()["games"]]
+        assert public["id"] in listed and private["id"] not in listed, query
+    newest = api.get("/games", params={"order": "newest", "limit": 100}).json()["games"]
+    assert private["id"] not in [g["id"] for g in newest]
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_the_creator_revokes_and_replaces_the_invitation(api: ApiClient, game: str) -> None:
+    created = _create(api, game, visibility="private")
+    gid, first = created["id"], created["invitation"]
+    creator = first["creator_token"]
+    path = f"/games/{gid}/invitation"
+    expect_problem(api.request("DELETE", path, request_valid=False), 401, "missing_token")
+    expect_problem(api.request("DELETE", path, token=first["token"]), 403, "not_the_creator")
+    expect_status(api.request("DELETE", path, token=creator), 204)
+    expect_status(api.request("DELETE", path, token=creator), 204)  # already revoked: no change
+    expect_problem(_join(api, gid, "Ann", first["token"]), 403, "invalid_invitation")
+    renewed = api.post(path, None, token=creator)
+    expect_status(renewed, 201)
+    second = renewed.json()["invitation"]
+    assert renewed.json()["game_id"] == gid and "creator_token" not in second
+    assert second["token"] != first["token"]
+    expect_problem(_join(api, gid, "Ann", first["token"]), 403, "invalid_invitation")
+    expect_status(_join(api, gid, "Ann", second["token"]), 201)
+    third = api.post(path, None, token=creator).json()["invitation"]
+    expect_problem(_join(api, gid, "Bob", second["token"]), 403, "invalid_invitation")
+    expect_status(_join(api, gid, "Bob", third["token"]), 201)  # Ann's seat stayed hers
+
+
+def test_a_public_game_has_no_invitation_to_change(api: ApiClient) -> None:
+    created = _create(api, "sequence")
+    path = f"/games/{created['id']}/invitation"
+    expect_problem(api.request("DELETE", path, token="x" * 43), 409, "game_not_private")
+    expect_problem(api.post(path, None, token="x" * 43), 409, "game_not_private")
+    missing = api.request("DELETE", f"/games/{uuid.uuid4()}/invitation", token="x" * 43)
+    expect_problem(missing, 404, "game_not_found")
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_a_retried_create_shows_the_same_invitation(api: ApiClient, game: str) -> None:
+    key = {"Idempotency-Key": str(uuid.uuid4())}
+    body = {"game": game, "players": 2, "visibility": "private"}
+    first = api.post("/games", body, headers=key)
+    again = api.post("/games", body, headers=key)
+    expect_status(again, 201)
+    assert again.headers["Idempotent-Replayed"] == "true"
+    assert again.json()["invitation"] == first.json()["invitation"]
+    expect_status(_join(api, first.json()["id"], "Ann", again.json()["invitation"]["token"]), 201)
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_the_secrets_are_in_no_event_export_or_audit(api: ApiClient, game: str) -> None:
+    bots = [{"seat": 1, "kind": "greedy"}]
+    created = _create(api, game, visibility="private", bots=bots)
+    gid, invitation = created["id"], created["invitation"]
+    granted = _join(api, gid, "Ann", invitation["token"]).json()
+    seat = api.clone(token=granted["token"])
+    while (view := seat.game(gid))["status"] == "playing":  # play it out: export and audit
+        if game == "sushi-go":
+            move = {"round": view["round"], "turn": view["turn"], "cards": view["you"]["hand"][:1]}
+        else:
+            move = _sequence_move(view)
+        expect_status(seat.post(f"/games/{gid}/moves", move), 200)
+    secrets = [invitation["token"], invitation["creator_token"]]
+    secrets += [hashlib.sha256(s.encode()).hexdigest() for s in secrets]
+    export = api.get(f"/games/{gid}/export")
+    expect_status(export, 200)
+    audit = api.get(f"/games/{gid}/audit")
+    expect_status(audit, 200)
+    assert audit.json()["ok"] is True
+    texts = [export.text, audit.text, api.get(f"/games/{gid}/events").text]
+    for text in texts:
+        for secret in secrets:
+            assert secret not in text
+    seat.close()
+
+
+def _sequence_move(view: dict[str, Any]) -> dict[str, Any]:
+    """Seat 0's first legal play (a pass if none: Q8)."""
+    for play in view["you"]["plays"]:
+        if play["cells"]:
+            cell = play["cells"][0]
+            return {"turn": view["turn"], "card": play["card"], "cell": cell}
+    return {"turn": view["turn"], "pass": True}
+
+
+def test_a_retried_new_invitation_is_the_same_one(api: ApiClient) -> None:
+    created = _create(api, "sushi-go", visibility="private")
+    gid, creator = created["id"], created["invitation"]["creator_token"]
+    key = {"Idempotency-Key": str(uuid.uuid4())}
+    first = api.post(f"/games/{gid}/invitation", None, token=creator, headers=key)
+    again = api.post(f"/games/{gid}/invitation", None, token=creator, headers=key)
+    expect_status(again, 201)
+    assert again.headers["Idempotent-Replayed"] == "true"
+    assert again.json() == first.json()
+    expect_status(_join(api, gid, "Ann", again.json()["invitation"]["token"]), 201)
