@@ -20,7 +20,7 @@ from typing import Any
 from uuid import UUID, uuid4
 
 from domain.decider import (
-    GAME_ENDED,
+    FINAL_EVENTS,
     SPECTATOR,
     BotSeat,
     CreateGame,
@@ -184,7 +184,7 @@ class GameService:
                 rows = replica.load_records(game_id, 0, limit)
             except (GameNotFound, StoreUnavailable):
                 continue
-            if rows and rows[-1].type == GAME_ENDED:
+            if rows and rows[-1].type in FINAL_EVENTS:
                 return rows
         return self.store.load_records(game_id, 0, limit)
 

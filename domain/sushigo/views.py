@@ -77,12 +77,16 @@ def _players(state: State) -> int:
 
 
 def _seat(state: State, seat: int, viewer: Viewer, everything: bool) -> dict[str, Any]:
-    taken = seat < len(state.names)
+    taken = seat < len(state.names) and state.names[seat] is not None
+    taken_over = dict(state.taken_over).get(seat)
     data: dict[str, Any] = {
         "seat": seat,
         "name": state.names[seat] if taken else None,
         "taken": taken,
         "bot": state.bots.get(seat),  # reserved at creation: known before the bot sits
+        # Played by the greedy bot since its player resigned, or since it stalled the game.
+        "taken_over": taken_over,
+        "resigned": taken_over == "resigned",
         "hand_size": _hand_size(state, seat),
         "picked": bool(state.picks) and state.picks[seat] is not None,
         "tableau": _tableau(state, seat),

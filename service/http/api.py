@@ -13,7 +13,7 @@ from marshmallow import ValidationError
 
 from domain import receipts
 from domain.audit import audit
-from domain.decider import GAME_ENDED, Viewer
+from domain.decider import FINAL_EVENTS, Viewer
 from service import metrics
 from service.http import auth, idempotency
 from service.http.connections import ConnectionSettings, OpenStreams
@@ -1208,7 +1208,7 @@ def _audit(gid: UUID, receipts_given: list[Any]) -> Response:
         records = games().finished_records(gid, MAX_EVENTS)
     except GameNotFound:
         raise _no_game(gid) from None
-    if not records or records[-1].type != GAME_ENDED:
+    if not records or records[-1].type not in FINAL_EVENTS:
         raise Problem(
             409,
             "game_not_over",
