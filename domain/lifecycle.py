@@ -233,10 +233,11 @@ def on_seat_taken(state: Any, data: Any, version: int) -> Any:
     seat = data["seat"]
     if not hasattr(state, "seated_at"):  # a game without leaving (tests/test_minimal_game.py)
         return _replace(state, version=version, names=(*state.names, data["name"]))
-    if seat == len(state.names):  # the common case
-        names, seated = (*state.names, data["name"]), (*state.seated_at, version)
+    names, seated = list(state.names), list(state.seated_at)
+    if seat == len(names):  # the common case
+        names.append(data["name"])
+        seated.append(version)
     else:
-        names, seated = list(state.names), list(state.seated_at)
         names[seat], seated[seat] = data["name"], version
     return _replace(state, version=version, names=tuple(names), seated_at=tuple(seated))
 
