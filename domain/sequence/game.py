@@ -147,6 +147,9 @@ def _move(log: Log[State], command: MakeMove) -> None:
     seat = command.seat
     if not 0 <= seat < len(state.hands):
         raise forbidden("not_a_seat", f"seat {seat} does not play in this game")
+    move = command.move
+    if state.bot_seats or state.taken_over or getattr(move, "by", None) is not None:
+        check_origin(state, seat, move.by)  # before the turn: the bot moves for it at once
     if seat != state.current:
         raise conflict(
             "not_your_turn",
@@ -154,9 +157,6 @@ def _move(log: Log[State], command: MakeMove) -> None:
             turn=state.turn,
             seat_to_move=state.current,
         )
-    move = command.move
-    if state.bot_seats or state.taken_over or getattr(move, "by", None) is not None:
-        check_origin(state, seat, move.by)
     if isinstance(move, Play):
         _play(log, seat, move, command.seed)
     elif isinstance(move, Discard):

@@ -52,7 +52,9 @@ def view(state: State, viewer: Viewer) -> dict[str, Any]:
             "can_discard": your_turn and can_discard(state, seat),
             "plays": _plays(state, seat) if your_turn and not state.over else [],
         }
-    if state.over:
+    if state.cancelled:  # over before it started: only the seed to reveal
+        result["seed"] = state.seed
+    elif state.over:
         result["result"] = state.result
         result["winning_team"] = state.winning_team
         result["winners"] = list(state.winners)

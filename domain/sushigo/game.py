@@ -132,6 +132,9 @@ def _execute_pick(state: State, command: MakeMove) -> tuple[list[Event], State]:
     seat = command.seat
     if not 0 <= seat < len(state.hands):
         raise forbidden("not_a_seat", f"seat {seat} does not play in this game")
+    by = getattr(command.move, "by", None)
+    if state.bot_seats or state.taken_over or by is not None:
+        check_origin(state, seat, by)  # before already_picked: a bot picks at once
     if state.picks[seat] is not None:
         raise conflict(
             "already_picked",
@@ -140,8 +143,6 @@ def _execute_pick(state: State, command: MakeMove) -> tuple[list[Event], State]:
             turn=state.turn,
         )
     pick = _validate(state, seat, command.move)
-    if state.bot_seats or state.taken_over or pick.by is not None:
-        check_origin(state, seat, pick.by)
     event = _picked(state, seat, pick)
     after = _with_pick(state, seat, pick, state.version + 1)
     if None in after.picks:

@@ -48,7 +48,9 @@ def view(state: State, viewer: Viewer) -> dict[str, Any]:
             "chopsticks_available": bool(state.tableaux and state.tableaux[viewer.seat].chopsticks),
             **_may_do(state, viewer.seat, pick is None),
         }
-    if state.over:
+    if state.cancelled:  # over before it started: only the seed to reveal
+        result["seed"] = state.seed
+    elif state.over:
         result["winners"] = list(state.winners)
         result["totals"] = list(state.totals)
         result["seed"] = state.seed
