@@ -5,10 +5,12 @@ of them and the bot's moves after them, catching an edited one."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
-from export_support import edited, export_records, rechain, versions_of
+from export_support import edited, export_records, rechain, to_jsonl, versions_of
+from rich.console import Console
 
 from domain.audit import audit
 from domain.bots import bot_command
@@ -30,6 +32,7 @@ from domain.decider import (
 )
 from domain.sequence import SEQUENCE
 from domain.sushigo import SUSHI_GO
+from service.cli.replay import replay_command
 
 SEED = bytes(range(32))
 GAMES = [pytest.param(SUSHI_GO, 3, id="sushi-go"), pytest.param(SEQUENCE, 4, id="sequence")]
@@ -199,3 +202,24 @@ def test_the_audit_catches_a_game_cancelled_too_soon() -> None:
     report = audit(tampered)
     assert report["chain"]["ok"] and not report["ok"]
     assert report["replay"]["first_bad_version"] == version
+
+
+# --- cardroom replay shows them -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("game", "players"), GAMES)
+def test_cardroom_replay_shows_a_takeover_and_a_cancellation(
+    game: GamePackage, players: int, tmp_path: Path
+) -> None:
+    stalled = tmp_path / "stalled.jsonl"
+    stalled.write_text(to_jsonl(export_records(stalled_game(game, players).events)))
+    table = Table(game, players)
+    table.run(TakeSeat("ann", SEED))
+    table.run(CancelGame(600, 600, SEED))
+    cancelled = tmp_path / "cancelled.jsonl"
+    cancelled.write_text(to_jsonl(export_records(table.events)))
+    for path, shown in ((stalled, "stalled: the greedy bot"), (cancelled, "cancelled: the seats")):
+        console = Console(record=True, width=300, highlight=False)
+        assert replay_command(str(path), console) == 0
+        out = console.export_text()
+        assert shown in out and "audit: ✓ verified" in out, out
