@@ -396,26 +396,32 @@ class GameService:
         except DomainError as error:
             raise errors.refused(error, **loaded.adapter.position(loaded.state)) from None
 
-    def leave(self, game_id: UUID, seat: int) -> Loaded:
+    def leave(self, game_id: UUID, seat: int, record: IdempotencyRecord | None = None) -> Loaded:
         """``seat`` gives itself up before the start (``seat_left``): free again, its token
         acts no more (``holds``)."""
-        return self._append(game_id, lambda loaded: [LeaveSeat(seat)])
+        return self._append(game_id, LeaveSeat(seat), record)
 
-    def resign(self, game_id: UUID, seat: int) -> Loaded:
+    def resign(self, game_id: UUID, seat: int, record: IdempotencyRecord | None = None) -> Loaded:
         """``seat`` resigns after the start: the greedy bot plays it from now on, at once if
         the game waits for it (``seat_taken_over``, its moves ``by: resigned``)."""
-        return self._append(game_id, lambda loaded: [TakeOver(seat, BY_RESIGNED)])
+        return self._append(game_id, TakeOver(seat, BY_RESIGNED), record)
 
-    def _append(self, game_id: UUID, decide: Any) -> Loaded:
-        """Decide ``decide(loaded)``'s commands (and the bots' moves after them) on the game as
-        it is, and append them, again on a race."""
+    def _append(
+        self, game_id: UUID, command: Command, record: IdempotencyRecord | None = None
+    ) -> Loaded:
+        """Decide ``command`` (and the bots' moves after it) on the game as it is, and append
+        them (with the keyed request's ``record``), again on a race."""
         for _ in range(MAX_ATTEMPTS):
             loaded = self.load(game_id)
-            outcome = self._decide(loaded, self.seed(game_id), *decide(loaded))
+            outcome = self._decide(loaded, self.seed(game_id), command)
             faults.point("decided")
             try:
                 self.store.append(
-                    game_id, loaded.version, outcome.events, deadline=outcome.deadline
+                    game_id,
+                    loaded.version,
+                    outcome.events,
+                    deadline=outcome.deadline,
+                    record=record,
                 )
             except VersionConflict:
                 metrics.APPEND_RETRIES.inc()

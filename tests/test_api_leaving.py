@@ -15,7 +15,7 @@ import random
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
-from uuid import UUID
+from uuid import UUID, uuid4
 
 import pytest
 from api_client import ApiClient, LiveServer, expect_problem, expect_status, random_move, serve
@@ -331,3 +331,29 @@ def test_a_timed_turn_is_left_to_the_turn_clock(lapi: ApiClient, limited: LiveSe
     events = lapi.events(gid)
     assert not any(e["type"] == "seat_taken_over" for e in events)
     assert {e["data"].get("by") for e in events if e["type"] == "card_picked"} == {"clock"}
+
+
+# --- retries ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("game", "players"), GAMES)
+def test_a_retried_leave_or_resignation_gets_its_first_answer(
+    api: ApiClient, game: str, players: int
+) -> None:
+    gid = api.create_game(players, game=game)["id"]
+    ann = api.join(gid, "Ann")
+    key = {"Idempotency-Key": str(uuid4())}
+    first = api.post(f"/games/{gid}/leave", token=ann["token"], headers=key)
+    again = api.post(f"/games/{gid}/leave", token=ann["token"], headers=key)
+    expect_status(again, 200)
+    assert again.headers["Idempotent-Replayed"] == "true" and again.json() == first.json()
+    expect_problem(api.post(f"/games/{gid}/leave", token=ann["token"]), 401, "invalid_token")
+    seats = [api.join(gid, f"P{seat}") for seat in range(players)]
+    key = {"Idempotency-Key": str(uuid4())}
+    first = api.post(f"/games/{gid}/resign", token=seats[0]["token"], headers=key)
+    again = api.post(f"/games/{gid}/resign", token=seats[0]["token"], headers=key)
+    expect_status(again, 200)
+    assert again.headers["Idempotent-Replayed"] == "true" and again.json() == first.json()
+    events = api.events(gid)
+    assert [e["type"] for e in events].count("seat_left") == 1
+    assert [e["type"] for e in events].count("seat_taken_over") == 1

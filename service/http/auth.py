@@ -53,14 +53,14 @@ def _match(seats: list[SeatToken], digest: bytes) -> SeatToken | None:
     return found
 
 
-def seat_of(games: GameService, game_id: UUID, token: str) -> int:
-    """The seat ``token`` acts for in ``game_id``; 401 if unknown or its seat was left, 403 if
-    another game's."""
+def seat_of(games: GameService, game_id: UUID, token: str, held: bool = True) -> int:
+    """The seat ``token`` acts for in ``game_id``; 401 if unknown or its seat was left (unless
+    not ``held``: a retried leave is recognised by its token), 403 if another game's."""
     digest = token_hash(token)
     found = _match(games.seat_tokens(game_id), digest)
     if found is None:  # a seat taken since the cache was filled?
         found = _match(games.seat_tokens(game_id, refresh=True), digest)
-    if found is not None and not games.holds(game_id, found):
+    if found is not None and held and not games.holds(game_id, found):
         raise Problem(
             401,
             "invalid_token",
@@ -81,7 +81,7 @@ def seat_of(games: GameService, game_id: UUID, token: str) -> int:
     )
 
 
-def require_seat(games: GameService, game_id: UUID) -> int:
+def require_seat(games: GameService, game_id: UUID, held: bool = True) -> int:
     token = bearer_token()
     if token is None:
         raise Problem(
@@ -90,7 +90,7 @@ def require_seat(games: GameService, game_id: UUID) -> int:
             "moves need 'Authorization: Bearer <token>' with the token you got on joining",
             headers={"WWW-Authenticate": "Bearer"},
         )
-    return seat_of(games, game_id, token)
+    return seat_of(games, game_id, token, held)
 
 
 def optional_seat(games: GameService, game_id: UUID) -> int | None:

@@ -300,8 +300,7 @@ class GamePage {
   /** Give the seat up before the start: it is free again, and this browser watches. */
   async leave() {
     try {
-      // Not retried with a key: a leave that went through leaves the token without a seat.
-      const view = await api("POST", `/games/${this.id}/leave`, { token: this.token, idempotent: false });
+      const view = await api("POST", `/games/${this.id}/leave`, { token: this.token });
       forgetSeat(this.id);
       this.seat = null;
       clearNotice();
@@ -318,7 +317,7 @@ class GamePage {
   async resign() {
     this.confirmResign = false;
     try {
-      this.setView(await api("POST", `/games/${this.id}/resign`, { token: this.token, idempotent: false }));
+      this.setView(await api("POST", `/games/${this.id}/resign`, { token: this.token }));
       clearNotice();
     } catch (error) {
       notify(error.message);
