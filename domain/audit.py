@@ -38,7 +38,7 @@ from typing import Any
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from .chain import first_break
-from .decider import GAME_CREATED, GAME_ENDED, SEAT_TAKEN, Event, Game
+from .decider import GAME_CANCELLED, GAME_CREATED, GAME_ENDED, SEAT_LEFT, SEAT_TAKEN, Event, Game
 from .games import GAMES
 from .receipts import check_checkpoint, check_receipts
 from .replay import replay, why
@@ -185,11 +185,12 @@ def _audit(records: Sequence[Mapping[str, Any]], report: dict[str, Any]) -> None
     if game is None:
         raise MalformedExport(f"unknown game {name!r}; this audit knows {sorted(GAMES)}")
     report["game"] = name
-    report["seats"] = [r["data"].get("name") for r in records if r["type"] == SEAT_TAKEN]
+    report["seats"] = _seats(records)
     events = [_upcast(game, r) for r in records]
 
-    ended = next((r for r in records if r["type"] == GAME_ENDED), None)  # the replay checks
-    # that nothing follows it
+    # The last event of a game: its end, or its cancellation before the start (both reveal the
+    # seed); the replay checks that nothing follows it.
+    ended = next((r for r in records if r["type"] in (GAME_ENDED, GAME_CANCELLED)), None)
     report["seed"] = seed = _seed(created, ended)
     report["complete"] = ended is not None and not redacted
     if ended is not None:
@@ -215,6 +216,19 @@ def _audit(records: Sequence[Mapping[str, Any]], report: dict[str, Any]) -> None
     names = [s["name"] for s in (report["provenance"] or [{}])[-1].get("seats", [])]
     if len(names) > len(report["seats"]):
         report["seats"] = names  # with the seats that do not sit (a dummy, S17)
+
+
+def _seats(records: Sequence[Mapping[str, Any]]) -> list[Any]:
+    """Who holds each seat in the end: a seat left before the start may be taken again."""
+    seats: list[Any] = []
+    for record in records:
+        data, kind = record["data"], record["type"]
+        if kind not in (SEAT_TAKEN, SEAT_LEFT) or not isinstance(data.get("seat"), int):
+            continue
+        seat = data["seat"]
+        seats += [None] * (seat + 1 - len(seats))
+        seats[seat] = data.get("name") if kind == SEAT_TAKEN else None
+    return seats
 
 
 def _check_fields(records: Sequence[Mapping[str, Any]]) -> None:

@@ -16,11 +16,23 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from . import names
-from .decider import BY_BOT, BotSeat, Game, MakeMove, rule_broken
+from .decider import (
+    BY_BOT,
+    BY_CLOCK,
+    BY_RESIGNED,
+    BY_STALLED,
+    BotSeat,
+    Game,
+    MakeMove,
+    conflict,
+    rule_broken,
+)
 
 RANDOM, GREEDY = "random", "greedy"
 KINDS = (RANDOM, GREEDY)
 CLOCK_KIND = GREEDY  # who moves for a seat whose turn timed out
+TAKE_OVER_KIND = GREEDY  # who plays a seat that resigned or stalled
+_BY = (None, BY_BOT, BY_CLOCK, BY_RESIGNED, BY_STALLED)
 MAX_BOT_MOVES = 1000  # more than any game has moves: a bot loop that does not end is a bug
 _LABEL = b"cardroom-bot-v1"
 
@@ -86,11 +98,44 @@ def bot_random(seed: bytes, version: int, seat: int) -> random.Random:
     return random.Random(int.from_bytes(digest, "big"))
 
 
+def check_origin(state: Any, seat: int, by: str | None) -> None:
+    """Who may move for ``seat``: a bot's seat its bot only; a person's seat its person or the
+    clock, until it is taken over (``seat_taken_over``): then the greedy bot only, marked with
+    the reason. A person's move for a taken-over seat is refused (409 ``seat_taken_over``);
+    the rest is not reachable over HTTP (a bot's seat has no token): it keeps a replayed log
+    honest."""
+    if by not in _BY:
+        raise ValueError(f"a move is made by a player or one of {_BY[1:]}, not {by!r}")
+    bot = state.bots.get(seat)
+    if bot is not None or by == BY_BOT:
+        if (bot is None) == (by == BY_BOT):
+            who = f"a {bot} bot" if bot else "a person"
+            raise ValueError(f"seat {seat} is played by {who}; this move says it is by {by}")
+        return
+    taken = dict(state.taken_over).get(seat)
+    if taken is None and by in (BY_RESIGNED, BY_STALLED):
+        raise ValueError(f"seat {seat} has not been taken over; this move says it is by {by}")
+    if taken is not None and by != taken:
+        if by is None:
+            raise conflict(
+                "seat_taken_over",
+                f"seat {seat} is played by the greedy bot since it {taken}: it takes no more"
+                " moves from its token",
+            )
+        raise ValueError(f"seat {seat} is played by the greedy bot ({taken}), not by {by}")
+
+
 def bot_command(game: Game[Any], state: Any, seed: bytes) -> MakeMove | None:
-    """The move the first awaiting bot seat makes now, if any seat the game waits for is a bot."""
+    """The move the first awaiting bot seat (or seat taken over by the greedy bot) makes now,
+    if any seat the game waits for is one."""
     bots = game.bots(state)
+    taken = game.taken_over(state) if hasattr(game, "taken_over") else {}
     for seat in game.awaiting(state):
         kind = bots.get(seat)
         if kind is not None:
             return MakeMove(seat, game.bot_move(state, seat, kind, seed, BY_BOT), seed)
+        reason = taken.get(seat)
+        if reason is not None:
+            move = game.bot_move(state, seat, TAKE_OVER_KIND, seed, reason)
+            return MakeMove(seat, move, seed)
     return None

@@ -18,7 +18,12 @@ never need to know which game they serve:
   the seat before them (by ``CreateGame`` itself when they come first), each a ``seat_taken``
   with ``bot``: consequences, not commands;
 - :class:`MakeMove` -> the game's own move events; the last one of a game is ``game_ended``, which
-  reveals the seed.
+  reveals the seed;
+- :class:`LeaveSeat` -> ``seat_left`` (before the start: the seat is free again);
+- :class:`TakeOver` -> ``seat_taken_over`` (after the start: the greedy bot plays a person's
+  seat from then on, because its player resigned or because it stalled the game);
+- :class:`CancelGame` -> ``game_cancelled`` (a waiting game whose seats did not fill in time; it
+  reveals the seed like ``game_ended``, and nothing follows it).
 """
 
 from __future__ import annotations
@@ -33,6 +38,10 @@ GAME_CREATED = "game_created"
 SEAT_TAKEN = "seat_taken"
 GAME_STARTED = "game_started"
 GAME_ENDED = "game_ended"
+SEAT_LEFT = "seat_left"  # a person gave their seat up before the start
+SEAT_TAKEN_OVER = "seat_taken_over"  # the greedy bot plays a person's seat from now on
+GAME_CANCELLED = "game_cancelled"  # a waiting game whose seats did not fill in time
+FINAL_EVENTS = frozenset({GAME_ENDED, GAME_CANCELLED})  # nothing follows them; the seed is out
 
 
 class Event(NamedTuple):
@@ -94,10 +103,40 @@ class MakeMove(NamedTuple):
     seed: bytes
 
 
-Command = CreateGame | TakeSeat | MakeMove
+class LeaveSeat(NamedTuple):
+    """A person gives up ``seat`` before the start: it is free again (``seat_left``)."""
+
+    seat: int
+
+
+class TakeOver(NamedTuple):
+    """The greedy bot plays ``seat`` from now on (``seat_taken_over``), its moves marked ``by``
+    ``reason``: ``BY_RESIGNED`` (the seat's player resigned) or ``BY_STALLED`` (the seat had
+    not moved for ``idle_seconds`` of the ``limit_seconds`` allowed; the service measures
+    both, the rules only compare them)."""
+
+    seat: int
+    reason: str
+    idle_seconds: int | None = None
+    limit_seconds: int | None = None
+
+
+class CancelGame(NamedTuple):
+    """Cancel a waiting game that has waited ``waited_seconds`` of the ``limit_seconds`` allowed
+    for its seats to fill (``game_cancelled``, which reveals ``seed``: nothing was dealt)."""
+
+    waited_seconds: int
+    limit_seconds: int
+    seed: bytes
+
+
+Command = CreateGame | TakeSeat | MakeMove | LeaveSeat | TakeOver | CancelGame
 
 BY_BOT = "bot"  # a move made by a bot seat's bot
 BY_CLOCK = "clock"  # a move made for a seat whose turn timed out (by the greedy bot)
+BY_RESIGNED = "resigned"  # a move made for a seat whose player resigned (by the greedy bot)
+BY_STALLED = "stalled"  # a move made for a seat taken over for not moving (by the greedy bot)
+TAKE_OVER_REASONS = (BY_RESIGNED, BY_STALLED)
 
 
 # --- viewers ----------------------------------------------------------------------------------
@@ -210,6 +249,14 @@ class Game(Protocol[S]):
         """The time a seat has for each move, as recorded at creation; None: untimed."""
         ...
 
+    def taken_over(self, state: S) -> Mapping[int, str]:
+        """People's seats the greedy bot plays from now on, and why (``TakeOver.reason``)."""
+        ...
+
+    def cancelled(self, state: S) -> bool:
+        """Whether the game was cancelled before it started (``game_cancelled``)."""
+        ...
+
     def bot_move(self, state: S, seat: int, kind: str, seed: bytes, by: str = BY_BOT) -> Any:
         """The move bot ``kind`` makes for awaiting ``seat``, marked ``by`` (BY_BOT or BY_CLOCK).
         Pure and deterministic: any randomness comes from ``seed`` and ``state`` (see
@@ -279,6 +326,15 @@ class GamePackage:
     def bots(state: Any) -> Mapping[int, str]:
         bots: Mapping[int, str] = state.bots
         return bots
+
+    @staticmethod
+    def taken_over(state: Any) -> Mapping[int, str]:
+        """Seats the greedy bot plays for their person (seat -> ``BY_RESIGNED``/``BY_STALLED``)."""
+        return dict(state.taken_over)
+
+    @staticmethod
+    def cancelled(state: Any) -> bool:
+        return bool(state.cancelled)
 
     @staticmethod
     def turn_seconds(state: Any) -> int | None:

@@ -1,6 +1,8 @@
 """The part of deciding that every game shares: creating a game, taking seats in order (bots
 take theirs as soon as the seats before them are taken), and starting it when the last seat is
-taken. A game supplies its rules parser, its bot kinds and what starting means (its deal)."""
+taken; leaving a seat before the start, a person's seat taken over by the greedy bot after it
+(resigned or stalled), and cancelling a game whose seats did not fill in time. A game supplies
+its rules parser, its bot kinds and what starting means (its deal)."""
 
 from __future__ import annotations
 
@@ -10,13 +12,24 @@ from typing import Any, Generic, TypeVar
 from . import names
 from .bots import bots_from_json, bots_to_json, check_bots, check_turn_seconds
 from .decider import (
+    BY_STALLED,
+    GAME_CANCELLED,
     GAME_CREATED,
     GAME_STARTED,
+    SEAT_LEFT,
     SEAT_TAKEN,
+    SEAT_TAKEN_OVER,
+    TAKE_OVER_REASONS,
+    CancelGame,
+    Command,
     CreateGame,
     Event,
+    LeaveSeat,
+    TakeOver,
     TakeSeat,
+    commitment,
     conflict,
+    forbidden,
 )
 
 S = TypeVar("S")
@@ -73,24 +86,34 @@ def create(
 
 
 def take_seat(log: Log[Any], command: TakeSeat, start: Start) -> None:
-    """The next free seat, for ``command.name``."""
+    """The first free seat (a seat left before the start is free again), for ``command.name``."""
     state = log.state
     if state.rules is None:
         raise conflict("game_not_created", "this game has not been created")
+    _check_not_cancelled(state)
     if state.started or state.over:
         raise conflict("game_full", "every seat of this game is taken")
     name = command.name
     if state.name_rule:
         name = names.normalise(name)
         names.check_unlike(name, seat_names(state))
-    log.record(Event(SEAT_TAKEN, {"seat": len(state.names), "name": name}))
+    log.record(Event(SEAT_TAKEN, {"seat": first_free(state.names), "name": name}))
     seat_bots(log, command.seed, start)
 
 
+def first_free(seats: Sequence[str | None]) -> int:
+    """The first seat nobody holds: one left before the start, else the next in seat order."""
+    for seat, name in enumerate(seats):
+        if name is None:
+            return seat
+    return len(seats)
+
+
 def seat_names(state: Any) -> list[tuple[int, str]]:
-    """Every seat's name so far: the seats taken and the seats reserved for bots."""
-    taken = list(enumerate(state.names))
-    return taken + [(b.seat, b.name) for b in state.bot_seats if b.seat >= len(taken)]
+    """Every seat's name so far: the seats taken (not those left) and the seats reserved for
+    bots."""
+    taken = [(seat, name) for seat, name in enumerate(state.names) if name is not None]
+    return taken + [(b.seat, b.name) for b in state.bot_seats if b.seat >= len(state.names)]
 
 
 def create_command(data: Any, seed: bytes) -> CreateGame:
@@ -109,12 +132,110 @@ def seat_bots(log: Log[Any], seed: bytes, start: Start) -> None:
     """Bots take their reserved seats as soon as every seat before them is taken (so seats are
     always taken in seat order); the last seat taken starts the game."""
     bots = {bot.seat: bot for bot in log.state.bot_seats}
-    while (seat := len(log.state.names)) in bots:
+    while (seat := first_free(log.state.names)) in bots:
         bot = bots[seat]
         log.record(Event(SEAT_TAKEN, {"seat": seat, "name": bot.name, "bot": bot.kind}))
-    if len(log.state.names) == log.state.rules.players:
+    if first_free(log.state.names) == log.state.rules.players:
         log.record(Event(GAME_STARTED, {"seats": list(log.state.names)}))
         start(log, seed)
+
+
+def leave_seat(log: Log[Any], command: LeaveSeat) -> None:
+    """``seat_left``: a person's seat is free again, while the game waits for its seats."""
+    state, seat = log.state, command.seat
+    if state.rules is None:
+        raise conflict("game_not_created", "this game has not been created")
+    _check_not_cancelled(state)
+    if state.started or state.over:
+        raise conflict(
+            "game_started",
+            "a seat can be left only before the start; once the game has started, resign"
+            " instead (POST /games/{id}/resign): the greedy bot plays your seat from then on",
+        )
+    if not 0 <= seat < len(state.names) or state.names[seat] is None:
+        raise forbidden("not_a_seat", f"seat {seat} is not taken in this game")
+    if seat in {bot.seat for bot in state.bot_seats}:
+        raise forbidden("bot_seat", f"seat {seat} is a bot's: it cannot be left")
+    log.record(Event(SEAT_LEFT, {"seat": seat, "name": state.names[seat]}))
+
+
+def take_over(log: Log[Any], command: TakeOver, awaiting: Sequence[int]) -> None:
+    """``seat_taken_over``: the greedy bot plays a person's seat from now on. ``awaiting``: the
+    seats the game waits for now (a stalled seat must be one of them, and have waited its
+    limit)."""
+    state, seat, reason = log.state, command.seat, command.reason
+    if reason not in TAKE_OVER_REASONS:
+        raise ValueError(f"a seat is taken over for one of {TAKE_OVER_REASONS}, not {reason!r}")
+    _check_not_cancelled(state)
+    if not state.started:
+        raise conflict(
+            "game_not_started",
+            "resigning is for a game that has started; before the start, leave the seat"
+            " instead (POST /games/{id}/leave)",
+        )
+    if state.over:
+        raise conflict("game_over", "the game is over")
+    if not 0 <= seat < len(state.names):
+        raise forbidden("not_a_seat", f"seat {seat} does not play in this game")
+    if seat in {bot.seat for bot in state.bot_seats}:
+        raise forbidden("bot_seat", f"seat {seat} is a bot's: it cannot be taken over")
+    taken = dict(state.taken_over)
+    if seat in taken:
+        raise conflict(
+            "seat_taken_over",
+            f"seat {seat} is already played by the greedy bot ({taken[seat]})",
+        )
+    data: dict[str, Any] = {"seat": seat, "reason": reason}
+    if reason == BY_STALLED:
+        idle, limit = command.idle_seconds, command.limit_seconds
+        if seat not in awaiting or idle is None or limit is None or idle < limit:
+            raise conflict("not_stalled", f"seat {seat} has not stalled the game")
+        data.update(idle_seconds=idle, limit_seconds=limit)
+    log.record(Event(SEAT_TAKEN_OVER, data))
+
+
+def cancel(log: Log[Any], command: CancelGame) -> None:
+    """``game_cancelled``: a waiting game whose seats did not fill within its limit. It reveals
+    the seed (nothing was dealt from it), so that an audit can replay the game like any other."""
+    state = log.state
+    if state.rules is None:
+        raise conflict("game_not_created", "this game has not been created")
+    _check_not_cancelled(state)
+    if state.started or state.over:
+        raise conflict("game_started", "a game that has started is not cancelled")
+    if command.waited_seconds < command.limit_seconds:
+        raise conflict("not_due", "the game has not waited its limit for its seats to fill")
+    if commitment(command.seed) != state.seed_commitment:
+        raise ValueError("the seed given does not match the game's commitment")
+    data = {
+        "reason": "not_filled",
+        "waited_seconds": command.waited_seconds,
+        "limit_seconds": command.limit_seconds,
+        "seed": command.seed.hex(),
+    }
+    log.record(Event(GAME_CANCELLED, data))
+
+
+def lifecycle_command(event: Event, seed: bytes) -> Command | None:
+    """The command behind a ``seat_left``, ``seat_taken_over`` or ``game_cancelled`` (for the
+    replay, domain/replay.py); None for any other event."""
+    data = event.data
+    if event.type == SEAT_LEFT:
+        return LeaveSeat(data["seat"])
+    if event.type == SEAT_TAKEN_OVER:
+        idle, limit = data.get("idle_seconds"), data.get("limit_seconds")
+        return TakeOver(data["seat"], data["reason"], idle, limit)
+    if event.type == GAME_CANCELLED:
+        return CancelGame(data["waited_seconds"], data["limit_seconds"], seed)
+    return None
+
+
+def _check_not_cancelled(state: Any) -> None:
+    if getattr(state, "cancelled", False):  # a game may do without cancelling (minimal games)
+        raise conflict(
+            "game_cancelled",
+            "this game was cancelled: its seats did not fill in time; create or join another",
+        )
 
 
 # --- evolving: the lifecycle facts every game's state records the same way ---------------------
@@ -134,8 +255,40 @@ def on_created(state: Any, data: Any, version: int, *, parse_rules: Callable[[An
 
 
 def on_seat_taken(state: Any, data: Any, version: int) -> Any:
-    """``seat_taken``: seats are taken in seat order, so the name goes last."""
-    return _replace(state, version=version, names=(*state.names, data["name"]))
+    """``seat_taken``: the name goes to its seat (the first free one: last, unless a seat before
+    it was left). ``seated_at`` keeps the version, which names the seat's token (its row)."""
+    seat = data["seat"]
+    if not hasattr(state, "seated_at"):  # a game without leaving (tests/test_minimal_game.py)
+        return _replace(state, version=version, names=(*state.names, data["name"]))
+    names, seated = list(state.names), list(state.seated_at)
+    if seat == len(names):  # the common case
+        names.append(data["name"])
+        seated.append(version)
+    else:
+        names[seat], seated[seat] = data["name"], version
+    return _replace(state, version=version, names=tuple(names), seated_at=tuple(seated))
+
+
+def on_seat_left(state: Any, data: Any, version: int) -> Any:
+    """``seat_left``: the seat is free again (free seats at the end are dropped)."""
+    names, seated = list(state.names), list(state.seated_at)
+    names[data["seat"]], seated[data["seat"]] = None, 0
+    while names and names[-1] is None:
+        names.pop()
+        seated.pop()
+    return _replace(state, version=version, names=tuple(names), seated_at=tuple(seated))
+
+
+def on_taken_over(state: Any, data: Any, version: int) -> Any:
+    """``seat_taken_over``: the seat's moves are the greedy bot's from now on."""
+    taken = (*state.taken_over, (data["seat"], data["reason"]))
+    return _replace(state, version=version, taken_over=taken)
+
+
+def on_cancelled(state: Any, data: Any, version: int) -> Any:
+    """``game_cancelled``: the game is over before it started (nothing follows it; status
+    ``cancelled``); the seed is revealed."""
+    return _replace(state, version=version, cancelled=True, over=True, seed=data["seed"])
 
 
 def _replace(state: Any, **changes: Any) -> Any:

@@ -4,8 +4,9 @@ moves for seats whose time ran out. Pure: decided in memory, appended by the cal
 ``run`` executes a command (a person's join or pick, a creation, or nothing) and then every move
 a bot owes, in order, until the game waits for a person or is over; with ``expired`` (a timed
 out turn), first a move for every seat that turn still waits for: a bot seat's own bot, else the
-clock's (``greedy``, marked ``by: clock``). Every move is an ordinary command, so one append
-records them all, all or nothing, and the audit re-decides them like any other.
+clock's (``greedy``, marked ``by: clock``). Seats taken over (resigned or stalled) are played by
+the greedy bot like bot seats. Every move is an ordinary command, so one append records them
+all, all or nothing, and the audit re-decides them like any other.
 """
 
 from __future__ import annotations
@@ -23,10 +24,12 @@ from service.games.registry import GameAdapter
 class Outcome:
     events: list[Event]
     state: Any
-    # Set when the events leave the game at a new turn of a timed game: (the version at which
-    # that turn opened for moves — its deal or reveal, or the automatic picks (S5) right after
-    # it —, its seconds): the turn_deadlines row to append with them.
-    deadline: tuple[int, int] | None
+    # Set when the events leave the game at a new turn: (the version at which that turn opened
+    # for moves — its deal or reveal, or the automatic picks (S5) right after it —, its seconds,
+    # its kind): the turn_deadlines row to append with them. ``turn``: the turn clock's;
+    # ``stall``: a game without a clock (or with a longer one) is taken over after
+    # ``stall_seconds`` (service/live/clock.py).
+    deadline: tuple[int, int, str] | None
     timeouts: int  # moves made for seats whose time ran out
 
 
@@ -39,9 +42,11 @@ def run(
     seed: bytes,
     commands: Iterable[Command] = (),
     expired: Hashable = _NOT_EXPIRED,
+    stall_seconds: int | None = None,
 ) -> Outcome:
     """``commands``, then the clock's moves for turn ``expired`` (if it is still the turn), then
-    the bots' moves; the events, the state after them, and the deadline row they need."""
+    the bots' moves; the events, the state after them, and the deadline row they need (a new
+    turn gets a ``stall`` row after ``stall_seconds`` unless its clock is sooner)."""
     game = adapter.game
     queue = list(commands)
     events: list[Event] = []
@@ -62,10 +67,21 @@ def run(
             turn, started = adapter.turn(state), state.version
     else:
         raise RuntimeError(f"bots made {MAX_BOT_MOVES} moves without the game waiting for anyone")
-    seconds = turn_seconds(game, state)
-    timed = started is not None and seconds and awaiting(game, state)
-    deadline = (started, seconds) if timed and started is not None and seconds else None
+    deadline = None
+    if started is not None and awaiting(game, state):
+        deadline = _deadline(started, turn_seconds(game, state), stall_seconds)
     return Outcome(events, state, deadline, timeouts)
+
+
+def _deadline(
+    started: int, seconds: int | None, stall_seconds: int | None
+) -> tuple[int, int, str] | None:
+    """The row of a new turn: its clock's, unless the stall limit comes first."""
+    if seconds and (stall_seconds is None or seconds <= stall_seconds):
+        return (started, seconds, "turn")
+    if stall_seconds:
+        return (started, stall_seconds, "stall")
+    return None
 
 
 def _timeout(game: Game[Any], state: Any, seed: bytes) -> MakeMove:
@@ -94,3 +110,12 @@ def bots(game: Game[Any], state: Any) -> Mapping[int, str]:
 
 def turn_seconds(game: Game[Any], state: Any) -> int | None:
     return game.turn_seconds(state) if has_bots(game) else None
+
+
+def taken_over(game: Game[Any], state: Any) -> Mapping[int, str]:
+    return game.taken_over(state) if hasattr(game, "taken_over") else {}
+
+
+def cancels(game: Game[Any]) -> bool:
+    """Whether the game can be cancelled (``CancelGame``) and its seats left or taken over."""
+    return hasattr(game, "cancelled")

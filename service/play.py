@@ -20,12 +20,18 @@ from typing import Any
 from uuid import UUID, uuid4
 
 from domain.decider import (
-    GAME_ENDED,
+    BY_RESIGNED,
+    BY_STALLED,
+    FINAL_EVENTS,
     SPECTATOR,
     BotSeat,
+    CancelGame,
+    Command,
     CreateGame,
     DomainError,
+    LeaveSeat,
     MakeMove,
+    TakeOver,
     TakeSeat,
     Viewer,
     commitment,
@@ -38,6 +44,7 @@ from service.store.events import (
     EventStore,
     GameNotFound,
     GameRow,
+    SeatToken,
     StoredEvent,
     StoreUnavailable,
     VersionConflict,
@@ -49,6 +56,8 @@ from service.store.replicas import Replicas
 
 MAX_ATTEMPTS = 20
 CACHE_SIZE = 2048  # games per process whose state, seed and seat tokens are kept
+STALL_SECONDS = 3600  # defaults of CARDROOM_STALL_SECONDS and CARDROOM_FILL_SECONDS
+FILL_SECONDS = 24 * 3600
 
 
 @dataclass(frozen=True)
@@ -82,13 +91,19 @@ class GameService:
         store: EventStore,
         replicas: Replicas | None = None,
         keys: service_keys.Keyring | None = None,
+        stall_seconds: int = STALL_SECONDS,
+        fill_seconds: int = FILL_SECONDS,
     ) -> None:
         self.store = store  # the primary: every write, and the reads that must be current
         self.replicas = replicas or Replicas([])  # hot standbys for reads (service/store/replicas)
         self.keys = keys or service_keys.load()
+        # How long a started game's turn may wait for a seat before the greedy bot takes the
+        # seat over, and a waiting game for its seats before it is cancelled (clock.py sweeps).
+        self.stall_seconds = stall_seconds
+        self.fill_seconds = fill_seconds
         self._states: Recent[UUID, tuple[str, Any]] = Recent(CACHE_SIZE)
         self._seeds: Recent[UUID, bytes] = Recent(CACHE_SIZE)
-        self._seat_tokens: Recent[UUID, list[tuple[int, bytes]]] = Recent(CACHE_SIZE)
+        self._seat_tokens: Recent[UUID, list[SeatToken]] = Recent(CACHE_SIZE)
         self.deadlines = Deadlines(store.pool)
         self._deadlines: Recent[UUID, tuple[Any, datetime | None]] = Recent(CACHE_SIZE)
         self.invitations = Invitations(store)
@@ -187,7 +202,7 @@ class GameService:
                 rows = replica.load_records(game_id, 0, limit)
             except (GameNotFound, StoreUnavailable):
                 continue
-            if rows and rows[-1].type == GAME_ENDED:
+            if rows and rows[-1].type in FINAL_EVENTS:
                 return rows
         return self.store.load_records(game_id, 0, limit)
 
@@ -214,8 +229,9 @@ class GameService:
             self._seeds.put(game_id, seed)
         return seed
 
-    def seat_tokens(self, game_id: UUID, refresh: bool = False) -> list[tuple[int, bytes]]:
-        """The game's seats with their token hashes (rows never change once written)."""
+    def seat_tokens(self, game_id: UUID, refresh: bool = False) -> list[SeatToken]:
+        """Every token issued for the game's seats (rows never change once written; a seat
+        left and taken again gets a new one: see ``holds``)."""
         tokens = self._seat_tokens.get(game_id)
         if tokens is None or refresh:
             tokens = self.store.seat_tokens(game_id)
@@ -234,6 +250,25 @@ class GameService:
         """A private game's creator token hash and invitation in force (read afresh: the
         invitation changes); None for a public game."""
         return self.invitations.private(game_id) if self.is_private(game_id) else None
+
+    def holds(self, game_id: UUID, token: SeatToken) -> bool:
+        """Whether ``token`` acts for its seat now: the seat is taken, by the ``seat_taken`` the
+        token was issued with (not left since, nor left and taken by someone else). Judged by
+        this process's latest state of the game (the route has just loaded it)."""
+        cached = self._states.get(game_id)
+        state = cached[1] if cached is not None else self.load(game_id).state
+        seated = getattr(state, "seated_at", None)
+        if seated is None:  # a game without leaving: every token holds its seat
+            return True
+        if token.seat >= len(seated) or not seated[token.seat]:
+            return False  # the seat was left and is free
+        if token.taken_at is not None:
+            return bool(token.taken_at == seated[token.seat])
+        # Issued before migration 0010 (no taken_at): its seat's first holder, unless the seat
+        # has a later holder (a token with a taken_at) since.
+        return not any(
+            t.seat == token.seat and t.taken_at is not None for t in self.seat_tokens(game_id)
+        )
 
     def turn_deadline(self, loaded: Loaded, past: bool = False) -> datetime | None:
         """When the current turn of a timed game times out (None: untimed, or nobody to wait
@@ -285,13 +320,15 @@ class GameService:
         seed = secrets.token_bytes(32)
         command = CreateGame(options, commitment(seed), seed, tuple(bots), turn_seconds)
         outcome = autoplay.run(adapter, game.initial_state(), seed, [command])
-        # No deadline row to write: a game starts at creation only when bots take every seat,
-        # and then they play it to the end.
+        # No turn's row to write: a game starts at creation only when bots take every seat,
+        # and then they play it to the end. A waiting game's seats must fill in time.
         assert outcome.deadline is None
+        waiting = autoplay.cancels(game) and not _started(game, outcome.state)
+        fill = (outcome.state.version, self.fill_seconds, "fill") if waiting else None
         game_id = uuid4()
         sealed, key_id = self.keys.seal_seed(game_id, seed)
         faults.point("decided")
-        self.store.create_game(game_id, name, sealed, outcome.events, record, key_id, private)
+        self.store.create_game(game_id, name, sealed, outcome.events, record, key_id, private, fill)
         faults.point("appended")
         self._remember(game_id, name, outcome.state)
         self._private.put(game_id, private is not None)
@@ -322,7 +359,7 @@ class GameService:
                     game_id,
                     loaded.version,
                     outcome.events,
-                    seat_token=(seat, token_hash),
+                    seat_token=(seat, token_hash, loaded.version + 1),  # its seat_taken's
                     client=client,
                     deadline=outcome.deadline,
                     record=record,
@@ -383,13 +420,58 @@ class GameService:
             return Loaded(game_id, loaded.adapter, outcome.state)
         raise _too_busy(loaded)
 
-    @staticmethod
-    def _decide(loaded: Loaded, seed: bytes, command: Any) -> autoplay.Outcome:
-        """The command's events and the bots' after them; a refusal says where the game is."""
+    def _decide(
+        self, loaded: Loaded, seed: bytes, *commands: Command, expired: Any = None
+    ) -> autoplay.Outcome:
+        """The commands' events and the bots' after them; a refusal says where the game is.
+        ``expired``: the turn whose clock ran out (``autoplay.run``), if any."""
+        more = {} if expired is None else {"expired": expired}
         try:
-            return autoplay.run(loaded.adapter, loaded.state, seed, [command])
+            return autoplay.run(
+                loaded.adapter,
+                loaded.state,
+                seed,
+                commands,
+                stall_seconds=self.stall_seconds,
+                **more,
+            )
         except DomainError as error:
             raise errors.refused(error, **loaded.adapter.position(loaded.state)) from None
+
+    def leave(self, game_id: UUID, seat: int, record: IdempotencyRecord | None = None) -> Loaded:
+        """``seat`` gives itself up before the start (``seat_left``): free again, its token
+        acts no more (``holds``)."""
+        return self._append(game_id, LeaveSeat(seat), record)
+
+    def resign(self, game_id: UUID, seat: int, record: IdempotencyRecord | None = None) -> Loaded:
+        """``seat`` resigns after the start: the greedy bot plays it from now on, at once if
+        the game waits for it (``seat_taken_over``, its moves ``by: resigned``)."""
+        return self._append(game_id, TakeOver(seat, BY_RESIGNED), record)
+
+    def _append(
+        self, game_id: UUID, command: Command, record: IdempotencyRecord | None = None
+    ) -> Loaded:
+        """Decide ``command`` (and the bots' moves after it) on the game as it is, and append
+        them (with the keyed request's ``record``), again on a race."""
+        for _ in range(MAX_ATTEMPTS):
+            loaded = self.load(game_id)
+            outcome = self._decide(loaded, self.seed(game_id), command)
+            faults.point("decided")
+            try:
+                self.store.append(
+                    game_id,
+                    loaded.version,
+                    outcome.events,
+                    deadline=outcome.deadline,
+                    record=record,
+                )
+            except VersionConflict:
+                metrics.APPEND_RETRIES.inc()
+                continue
+            faults.point("appended")
+            self._remember(game_id, loaded.adapter.game.name, outcome.state)
+            return Loaded(game_id, loaded.adapter, outcome.state)
+        raise _too_busy(loaded)
 
     def time_out(self, game_id: UUID, version: int) -> int:
         """Make the moves the turn whose deadline row is at ``version`` still waits for (the
@@ -407,7 +489,9 @@ class GameService:
                 return 0
             seed = self.seed(game_id)
             expired = loaded.adapter.turn(state)
-            outcome = autoplay.run(loaded.adapter, state, seed, expired=expired)
+            outcome = autoplay.run(
+                loaded.adapter, state, seed, expired=expired, stall_seconds=self.stall_seconds
+            )
             try:
                 self.store.append(
                     game_id, loaded.version, outcome.events, deadline=outcome.deadline
@@ -419,6 +503,79 @@ class GameService:
             metrics.TIMED_OUT_MOVES.inc(outcome.timeouts)
             return outcome.timeouts
         raise _too_busy()
+
+    def take_over_stalled(self, game_id: UUID, version: int, now: datetime) -> int:
+        """The greedy bot takes over every person's seat the turn whose ``stall`` row is at
+        ``version`` still waits for, ``now`` (the game having waited at least
+        ``stall_seconds`` since that turn opened: the rules compare the two), then plays them;
+        the number of seats taken over. Nothing if that turn is over."""
+        for _ in range(MAX_ATTEMPTS):
+            loaded = self.load(game_id)
+            game, state = loaded.adapter.game, loaded.state
+            latest = self.deadlines.latest(game_id)
+            if game.is_over(state) or latest is None or latest.version != version:
+                return 0
+            opened = self.store.load_records(game_id, version - 1, 1)[0].recorded_at
+            idle = int((now - opened).total_seconds())
+            people = [
+                seat
+                for seat in autoplay.awaiting(game, state)
+                if seat not in autoplay.bots(game, state)
+                and seat not in autoplay.taken_over(game, state)
+            ]
+            commands = [TakeOver(s, BY_STALLED, idle, self.stall_seconds) for s in people]
+            if not commands:
+                return 0
+            try:
+                outcome = autoplay.run(
+                    loaded.adapter,
+                    state,
+                    self.seed(game_id),
+                    commands,
+                    stall_seconds=self.stall_seconds,
+                )
+            except DomainError:  # not stalled after all (the limit grew since the row)
+                return 0
+            try:
+                self.store.append(
+                    game_id, loaded.version, outcome.events, deadline=outcome.deadline
+                )
+            except VersionConflict:
+                metrics.APPEND_RETRIES.inc()
+                continue  # a player moved meanwhile: look again
+            self._remember(game_id, game.name, outcome.state)
+            return len(commands)
+        raise _too_busy()
+
+    def cancel_unfilled(self, game_id: UUID, version: int, now: datetime) -> int:
+        """Cancel the waiting game whose ``fill`` row is at ``version``, ``now`` (it having
+        waited ``fill_seconds`` since its creation: the rules compare the two); 1 if cancelled,
+        0 if it started meanwhile."""
+        for _ in range(MAX_ATTEMPTS):
+            loaded = self.load(game_id)
+            game, state = loaded.adapter.game, loaded.state
+            latest = self.deadlines.latest(game_id)
+            if game.is_over(state) or latest is None or latest.version != version:
+                return 0
+            created = self.store.load_records(game_id, 0, 1)[0].recorded_at
+            waited = int((now - created).total_seconds())
+            command = CancelGame(waited, self.fill_seconds, self.seed(game_id))
+            try:
+                events, after = game.execute(state, command)
+            except DomainError:  # started meanwhile, or not due after all
+                return 0
+            try:
+                self.store.append(game_id, loaded.version, events)
+            except VersionConflict:
+                metrics.APPEND_RETRIES.inc()
+                continue  # a join meanwhile: look again
+            self._remember(game_id, game.name, after)
+            return 1
+        raise _too_busy()
+
+
+def _started(game: Any, state: Any) -> bool:
+    return game.view(state, SPECTATOR)["status"] != "waiting"
 
 
 def _check_turn(loaded: Loaded, turn: Any) -> None:

@@ -83,6 +83,18 @@ class Settings(BaseSettings):
     clock_interval: float = Field(
         1.0, ge=0, description="seconds between the turn clock's sweeps per process; 0: none"
     )
+    stall_seconds: int = Field(
+        3600,
+        ge=1,
+        description="seconds a started game's turn waits for a seat before the greedy bot takes"
+        " the seat over (`seat_taken_over`, `by: stalled`)",
+    )
+    fill_seconds: int = Field(
+        24 * 3600,
+        ge=1,
+        description="seconds a waiting game waits for its seats to fill before it is cancelled"
+        " (`game_cancelled`)",
+    )
     rate_limits: Literal["on", "off"] = Field("on", description="rate limits on or off")
     rate_limit_create: str = Field("30/minute", description="POST /games per client address")
     rate_limit_join: str = Field(

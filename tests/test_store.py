@@ -13,7 +13,7 @@ import psycopg
 import pytest
 
 from domain.chain import first_break
-from domain.decider import GAME_CREATED, GAME_ENDED, GAME_STARTED, SEAT_TAKEN, Event
+from domain.decider import GAME_CREATED, GAME_ENDED, GAME_STARTED, SEAT_LEFT, SEAT_TAKEN, Event
 from service.store.db import make_pool
 from service.store.events import (
     EventStore,
@@ -134,10 +134,10 @@ def test_seat_row_failing_rolls_back_its_events(store: EventStore) -> None:
     game_id = new_game(store)
     other = new_game(store)
     taken = token_hash(f"token-{other}")
-    store.append(other, 1, [Event(SEAT_TAKEN, {"seat": 0})], seat_token=(0, taken))
+    store.append(other, 1, [Event(SEAT_TAKEN, {"seat": 0})], seat_token=(0, taken, 2))
 
     with pytest.raises(psycopg.errors.UniqueViolation):  # token hashes are unique store-wide
-        store.append(game_id, 1, [Event(SEAT_TAKEN, {"seat": 0})], seat_token=(0, taken))
+        store.append(game_id, 1, [Event(SEAT_TAKEN, {"seat": 0})], seat_token=(0, taken, 2))
 
     assert store.load(game_id)[1] == [created()]
     assert store.seat_for_token(game_id, taken) is None
@@ -202,7 +202,7 @@ def test_stored_facts_cannot_be_changed(
     store: EventStore, owner_connection: psycopg.Connection[Any], statement: str
 ) -> None:
     game_id = new_game(store)
-    store.append(game_id, 1, [moved(1)], seat_token=(0, token_hash(str(game_id))))
+    store.append(game_id, 1, [moved(1)], seat_token=(0, token_hash(str(game_id)), 2))
     table = statement.split()[1 if statement.startswith(("UPDATE", "TRUNCATE")) else 2]
     key = "id" if table == "games" else "game_id"
     before = owner_connection.execute(
@@ -228,30 +228,45 @@ def test_seat_tokens_are_looked_up_by_hash(store: EventStore) -> None:
     game_id = new_game(store)
     alice, bob = token_hash(f"alice-{game_id}"), token_hash(f"bob-{game_id}")
     store.append(
-        game_id, 1, [Event(SEAT_TAKEN, {"seat": 0, "name": "alice"})], seat_token=(0, alice)
+        game_id, 1, [Event(SEAT_TAKEN, {"seat": 0, "name": "alice"})], seat_token=(0, alice, 2)
     )
-    store.append(game_id, 2, [Event(SEAT_TAKEN, {"seat": 1, "name": "bob"})], seat_token=(1, bob))
+    store.append(
+        game_id, 2, [Event(SEAT_TAKEN, {"seat": 1, "name": "bob"})], seat_token=(1, bob, 3)
+    )
 
     assert store.seat_for_token(game_id, alice) == 0
     assert store.seat_for_token(game_id, bob) == 1
     assert store.seat_for_token(game_id, token_hash("nobody")) is None
     assert store.seat_for_token(uuid.uuid4(), alice) is None
-    assert store.seat_tokens(game_id) == [(0, alice), (1, bob)]
+    assert store.seat_tokens(game_id) == [(0, alice, 2), (1, bob, 3)]
     assert store.seat_tokens(uuid.uuid4()) == []
     assert store.token_game(bob) == (game_id, 1)
     assert store.token_game(token_hash("nobody")) is None
 
 
 def test_taking_a_taken_seat_conflicts(store: EventStore) -> None:
+    """Two joins decided on one version race for one seat: the second conflicts (on the seat's
+    row, as on the events'). A seat left before the start is taken again at a later version,
+    by a new token: a second row for the seat (migration 0010)."""
     game_id = new_game(store)
     store.append(
-        game_id, 1, [Event(SEAT_TAKEN, {"seat": 0})], seat_token=(0, token_hash(f"a{game_id}"))
+        game_id, 1, [Event(SEAT_TAKEN, {"seat": 0})], seat_token=(0, token_hash(f"a{game_id}"), 2)
     )
     with pytest.raises(VersionConflict):
         store.append(
-            game_id, 2, [Event(SEAT_TAKEN, {"seat": 0})], seat_token=(0, token_hash(f"b{game_id}"))
+            game_id,
+            1,
+            [Event(SEAT_TAKEN, {"seat": 0})],
+            seat_token=(0, token_hash(f"b{game_id}"), 2),
         )
     assert store.version(game_id) == 2
+    store.append(
+        game_id,
+        2,
+        [Event(SEAT_LEFT, {"seat": 0}), Event(SEAT_TAKEN, {"seat": 0})],
+        seat_token=(0, token_hash(f"c{game_id}"), 4),
+    )
+    assert [t.taken_at for t in store.seat_tokens(game_id)] == [2, 4]
 
 
 # --- lobby ----------------------------------------------------------------------------------------

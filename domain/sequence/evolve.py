@@ -9,8 +9,17 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
-from ..decider import GAME_CREATED, GAME_ENDED, GAME_STARTED, SEAT_TAKEN, Event
-from ..lifecycle import on_created, on_seat_taken
+from ..decider import (
+    GAME_CANCELLED,
+    GAME_CREATED,
+    GAME_ENDED,
+    GAME_STARTED,
+    SEAT_LEFT,
+    SEAT_TAKEN,
+    SEAT_TAKEN_OVER,
+    Event,
+)
+from ..lifecycle import on_cancelled, on_created, on_seat_left, on_seat_taken, on_taken_over
 from .board import Cell, index
 from .rules import parse_rules
 from .sequences import EMPTY, update_runs
@@ -140,5 +149,8 @@ _APPLY: dict[str, Callable[[State, Any, int], State]] = {
     SEQUENCE_COMPLETED: _on_completed,
     DECK_RESHUFFLED: _on_reshuffled,
     GAME_ENDED: _on_ended,
+    SEAT_LEFT: on_seat_left,
+    SEAT_TAKEN_OVER: on_taken_over,
+    GAME_CANCELLED: on_cancelled,
 }
 EVENT_TYPES = frozenset(_APPLY)

@@ -14,7 +14,12 @@ Event types (schema version 1), in the order a game records them:
 - ``deck_reshuffled``     {reshuffle, cards, stream_offset}
 - ``game_ended``          {result, team, winners, totals, seed}
 
-``by`` (``bot`` or ``clock``) marks a move the service made for the seat (``domain.bots``).
+and, from the lifecycle every game shares (domain/lifecycle.py): ``seat_left``,
+``seat_taken_over`` (the seat's moves are then ``by`` its reason; a team's resigned seat is
+played by the greedy bot for its team) and ``game_cancelled``.
+
+``by`` (``bot``, ``clock``, ``resigned`` or ``stalled``) marks a move the service made for the
+seat (``domain.bots``).
 A move is a ``Play``, a ``Discard`` (Q7: the turn goes on) or a ``Pass`` (Q8); ``evolve`` is in
 evolve.py.
 """
@@ -25,21 +30,23 @@ from functools import lru_cache
 from typing import Any
 
 from ..bots import KINDS as BOT_KINDS
+from ..bots import check_origin
 from ..decider import (
-    BY_BOT,
-    BY_CLOCK,
     GAME_ENDED,
+    CancelGame,
     Command,
     CreateGame,
     Event,
+    LeaveSeat,
     MakeMove,
+    TakeOver,
     TakeSeat,
     commitment,
     conflict,
     forbidden,
     rule_broken,
 )
-from ..lifecycle import Log, create, take_seat
+from ..lifecycle import Log, cancel, create, leave_seat, take_over, take_seat
 from ..shuffle import ALGORITHM, fisher_yates
 from .board import CELLS_OF, CORNERS, code, index, on_board
 from .cards import CANONICAL_DECK, CARDS, ONE_EYED_JACKS, TWO_EYED_JACKS
@@ -91,6 +98,12 @@ def execute(state: State, command: Command) -> tuple[list[Event], State]:
         take_seat(log, command, _start)
     elif isinstance(command, CreateGame):
         _create(log, command)
+    elif isinstance(command, LeaveSeat):
+        leave_seat(log, command)
+    elif isinstance(command, TakeOver):
+        take_over(log, command, [] if state.current is None else [state.current])
+    elif isinstance(command, CancelGame):
+        cancel(log, command)
     else:
         raise TypeError(f"not a Sequence command: {command!r}")
     return log.events, log.state
@@ -125,6 +138,8 @@ def _deal(state: State, seed: bytes) -> Event:
 
 def _move(log: Log[State], command: MakeMove) -> None:
     state = log.state
+    if state.cancelled:
+        raise conflict("game_cancelled", "this game was cancelled: its seats did not fill in time")
     if not state.started:
         raise conflict("game_not_started", "the game starts when every seat is taken")
     if state.over:
@@ -132,6 +147,9 @@ def _move(log: Log[State], command: MakeMove) -> None:
     seat = command.seat
     if not 0 <= seat < len(state.hands):
         raise forbidden("not_a_seat", f"seat {seat} does not play in this game")
+    move = command.move
+    if state.bot_seats or state.taken_over or getattr(move, "by", None) is not None:
+        check_origin(state, seat, move.by)  # before the turn: the bot moves for it at once
     if seat != state.current:
         raise conflict(
             "not_your_turn",
@@ -139,9 +157,6 @@ def _move(log: Log[State], command: MakeMove) -> None:
             turn=state.turn,
             seat_to_move=state.current,
         )
-    move = command.move
-    if state.bot_seats or getattr(move, "by", None) is not None:
-        _check_origin(state, seat, move.by)
     if isinstance(move, Play):
         _play(log, seat, move, command.seed)
     elif isinstance(move, Discard):
@@ -152,17 +167,6 @@ def _move(log: Log[State], command: MakeMove) -> None:
         raise TypeError(f"a Sequence move is a Play, Discard or Pass, not {move!r}")
     if not log.state.over:
         _next_turns(log, command.seed)
-
-
-def _check_origin(state: State, seat: int, by: str | None) -> None:
-    """A bot's seat is played by its bot only; the clock moves for a person's seat only. Not
-    reachable over HTTP (a bot's seat has no token): the check keeps a replayed log honest."""
-    bot = state.bots.get(seat)
-    if by not in (None, BY_BOT, BY_CLOCK):
-        raise ValueError(f"a move is made by a player, {BY_BOT!r} or {BY_CLOCK!r}, not {by!r}")
-    if (bot is None) == (by == BY_BOT):
-        who = f"a {bot} bot" if bot else "a person"
-        raise ValueError(f"seat {seat} is played by {who}; this move says it is by {by}")
 
 
 def _by(data: dict[str, Any], by: str | None) -> dict[str, Any]:

@@ -1,6 +1,7 @@
 """The commands behind a recorded Sequence game, for replaying it (Q2): ``game_created``,
 a person's ``seat_taken``, ``card_played``, ``dead_card_discarded`` and a seat's own
-``turn_passed`` each come from a command (a bot's or the clock's move, ``by``, too); bots taking
+``turn_passed``, ``seat_left``, ``seat_taken_over`` and ``game_cancelled`` each come from a
+command (a bot's or the clock's move, ``by``, too); bots taking
 their seats, the start, the deal, passes the service made (``auto``), sequences, reshuffles and
 the end follow from them."""
 
@@ -9,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 
 from ..decider import GAME_CREATED, SEAT_TAKEN, Command, Event, MakeMove, TakeSeat
-from ..lifecycle import create_command
+from ..lifecycle import create_command, lifecycle_command
 from .game import CARD_PLAYED, DEAD_CARD_DISCARDED, EVENT_TYPES, TURN_PASSED
 from .state import Discard, Pass, Play
 
@@ -40,3 +41,5 @@ def commands(events: Sequence[Event], seed: bytes) -> Iterator[tuple[int, Comman
             yield position, MakeMove(data["seat"], Discard(data["card"], by), seed)
         elif event.type == TURN_PASSED and not data["auto"]:
             yield position, MakeMove(data["seat"], Pass(by), seed)
+        elif (command := lifecycle_command(event, seed)) is not None:
+            yield position, command

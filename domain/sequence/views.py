@@ -52,7 +52,9 @@ def view(state: State, viewer: Viewer) -> dict[str, Any]:
             "can_discard": your_turn and can_discard(state, seat),
             "plays": _plays(state, seat) if your_turn and not state.over else [],
         }
-    if state.over:
+    if state.cancelled:  # over before it started: only the seed to reveal
+        result["seed"] = state.seed
+    elif state.over:
         result["result"] = state.result
         result["winning_team"] = state.winning_team
         result["winners"] = list(state.winners)
@@ -86,12 +88,16 @@ def _teams(state: State) -> list[dict[str, Any]]:
 
 
 def _seat(state: State, seat: int, everything: bool) -> dict[str, Any]:
-    taken = seat < len(state.names)
+    taken = seat < len(state.names) and state.names[seat] is not None
+    taken_over = dict(state.taken_over).get(seat)
     data: dict[str, Any] = {
         "seat": seat,
         "name": state.names[seat] if taken else None,
         "taken": taken,
         "bot": state.bots.get(seat),  # reserved at creation: known before the bot sits
+        # Played by the greedy bot since its player resigned, or since it stalled the game.
+        "taken_over": taken_over,
+        "resigned": taken_over == "resigned",
         "team": state.rules.team_of(seat) if state.rules else 0,
         "hand_size": len(state.hands[seat]) if state.hands else 0,
     }

@@ -8,10 +8,16 @@ Event types (schema version 1 unless said), in the order a game records them:
 - ``round_dealt``   {round, deck_offset, hands: [[card…] per seat], dummy_pile: [card…] (dummy
                     variant only)} — schema version 2, see upcast.py
 - ``card_picked``   {seat, round, turn, cards, chopsticks, dummy_card?, use_wasabi?, auto, by?}
-                    (``by``: ``bot`` or ``clock`` when the service picked for the seat)
+                    (``by``: ``bot``, ``clock``, ``resigned`` or ``stalled`` when the service
+                    picked for the seat)
 - ``turn_revealed`` {round, turn, picks: [{seat, cards, chopsticks, dummy_card?, use_wasabi?}]}
 - ``round_scored``  {round, scores: [per scored seat: points per category with counts, total]}
 - ``game_ended``    {puddings: [{count, points}], totals, winners, seed}
+
+and, from the lifecycle every game shares (domain/lifecycle.py): ``seat_left`` {seat, name}
+(before the start), ``seat_taken_over`` {seat, reason, idle_seconds?, limit_seconds?} (after
+it; the seat's picks are then ``by`` the reason) and ``game_cancelled`` {reason,
+waited_seconds, limit_seconds, seed} (instead of the start).
 """
 
 from __future__ import annotations
@@ -21,24 +27,41 @@ from functools import partial
 from typing import Any
 
 from ..bots import KINDS as BOT_KINDS
+from ..bots import check_origin
 from ..decider import (
-    BY_BOT,
-    BY_CLOCK,
+    GAME_CANCELLED,
     GAME_CREATED,
     GAME_ENDED,
     GAME_STARTED,
+    SEAT_LEFT,
     SEAT_TAKEN,
+    SEAT_TAKEN_OVER,
+    CancelGame,
     Command,
     CreateGame,
     Event,
+    LeaveSeat,
     MakeMove,
+    TakeOver,
     TakeSeat,
     commitment,
     conflict,
     forbidden,
     rule_broken,
 )
-from ..lifecycle import Log, create, on_created, on_seat_taken, take_seat
+from ..lifecycle import (
+    Log,
+    cancel,
+    create,
+    leave_seat,
+    on_cancelled,
+    on_created,
+    on_seat_left,
+    on_seat_taken,
+    on_taken_over,
+    take_over,
+    take_seat,
+)
 from .cards import CARD_KINDS, CHOPSTICKS, KINDS, NIGIRI_KINDS, PUDDING, WASABI
 from .rules import ROUNDS, Rules, parse_rules
 from .scoring import pudding_points, round_breakdowns, winners
@@ -69,6 +92,13 @@ def execute(state: State, command: Command) -> tuple[list[Event], State]:
         take_seat(log, command, _start)
     elif isinstance(command, CreateGame):
         _create(log, command)
+    elif isinstance(command, LeaveSeat):
+        leave_seat(log, command)
+    elif isinstance(command, TakeOver):
+        awaiting = [seat for seat, pick in enumerate(state.picks) if pick is None]
+        take_over(log, command, awaiting)
+    elif isinstance(command, CancelGame):
+        cancel(log, command)
     else:
         raise TypeError(f"not a Sushi Go! command: {command!r}")
     return log.events, log.state
@@ -93,6 +123,8 @@ def _start(log: Log[State], seed: bytes) -> None:
 
 def _execute_pick(state: State, command: MakeMove) -> tuple[list[Event], State]:
     """A seat's pick, and when it completes the turn, everything that follows (S4)."""
+    if state.cancelled:
+        raise conflict("game_cancelled", "this game was cancelled: its seats did not fill in time")
     if not state.started:
         raise conflict("game_not_started", "the game starts when every seat is taken")
     if state.over:
@@ -100,6 +132,9 @@ def _execute_pick(state: State, command: MakeMove) -> tuple[list[Event], State]:
     seat = command.seat
     if not 0 <= seat < len(state.hands):
         raise forbidden("not_a_seat", f"seat {seat} does not play in this game")
+    by = getattr(command.move, "by", None)
+    if state.bot_seats or state.taken_over or by is not None:
+        check_origin(state, seat, by)  # before already_picked: a bot picks at once
     if state.picks[seat] is not None:
         raise conflict(
             "already_picked",
@@ -108,8 +143,6 @@ def _execute_pick(state: State, command: MakeMove) -> tuple[list[Event], State]:
             turn=state.turn,
         )
     pick = _validate(state, seat, command.move)
-    if state.bot_seats or pick.by is not None:
-        _check_origin(state, seat, pick)
     event = _picked(state, seat, pick)
     after = _with_pick(state, seat, pick, state.version + 1)
     if None in after.picks:
@@ -178,17 +211,6 @@ def _validate(state: State, seat: int, move: Any) -> Pick:
             )
         wasabi = tuple(wasabi)
     return Pick(cards, dummy_card, wasabi, False, move.by)
-
-
-def _check_origin(state: State, seat: int, pick: Pick) -> None:
-    """A bot's seat is played by its bot only; the clock picks for a person's seat only. Not
-    reachable over HTTP (a bot's seat has no token): the check keeps a replayed log honest."""
-    bot = state.bots.get(seat)
-    if pick.by not in (None, BY_BOT, BY_CLOCK):
-        raise ValueError(f"a pick is made by a player, {BY_BOT!r} or {BY_CLOCK!r}, not {pick.by!r}")
-    if (bot is None) == (pick.by == BY_BOT):
-        who = f"a {bot} bot" if bot else "a person"
-        raise ValueError(f"seat {seat} is played by {who}; this pick says it is by {pick.by}")
 
 
 def _picked(state: State, seat: int, pick: Pick) -> Event:
@@ -496,4 +518,7 @@ _APPLY: dict[str, Callable[[State, Any, int], State]] = {
     TURN_REVEALED: _on_revealed,
     ROUND_SCORED: _on_scored,
     GAME_ENDED: _on_ended,
+    SEAT_LEFT: on_seat_left,
+    SEAT_TAKEN_OVER: on_taken_over,
+    GAME_CANCELLED: on_cancelled,
 }

@@ -1,6 +1,7 @@
 """The commands behind a recorded game, for replaying it (S18): every event of a game is either
 caused by a command (``game_created``, a person's ``seat_taken``, a ``card_picked`` that is not
-``auto`` — the seat's own, a bot's or the clock's) or follows from one (bots taking their
+``auto`` — the seat's own, a bot's, the clock's or the greedy bot's for a seat taken over;
+``seat_left``, ``seat_taken_over``, ``game_cancelled``) or follows from one (bots taking their
 reserved seats, the start, deals, reveals, automatic last picks, scoring, the end)."""
 
 from __future__ import annotations
@@ -8,16 +9,19 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 
 from ..decider import (
+    GAME_CANCELLED,
     GAME_CREATED,
     GAME_ENDED,
     GAME_STARTED,
+    SEAT_LEFT,
     SEAT_TAKEN,
+    SEAT_TAKEN_OVER,
     Command,
     Event,
     MakeMove,
     TakeSeat,
 )
-from ..lifecycle import create_command
+from ..lifecycle import create_command, lifecycle_command
 from .game import CARD_PICKED, ROUND_DEALT, ROUND_SCORED, TURN_REVEALED
 from .state import Pick
 from .upcast import upcast as upcast_event
@@ -32,6 +36,9 @@ EVENT_TYPES = frozenset(
         TURN_REVEALED,
         ROUND_SCORED,
         GAME_ENDED,
+        SEAT_LEFT,
+        SEAT_TAKEN_OVER,
+        GAME_CANCELLED,
     }
 )
 
@@ -55,3 +62,5 @@ def commands(events: Sequence[Event], seed: bytes) -> Iterator[tuple[int, Comman
             yield index, TakeSeat(data["name"], seed)
         elif event.type == CARD_PICKED and not data.get("auto"):
             yield index, MakeMove(data["seat"], Pick.from_json(dict(data)), seed)
+        elif (command := lifecycle_command(event, seed)) is not None:
+            yield index, command

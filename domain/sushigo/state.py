@@ -80,7 +80,7 @@ class State(NamedTuple):
     version: int = 0  # events folded so far
     rules: Rules | None = None
     seed_commitment: str = ""
-    names: tuple[str, ...] = ()  # seats taken, in seat order
+    names: tuple[str | None, ...] = ()  # seats taken, in seat order (None: left, free again)
     started: bool = False
     over: bool = False
     round: int = 0  # 1..3
@@ -101,6 +101,9 @@ class State(NamedTuple):
     bot_seats: tuple[BotSeat, ...] = ()  # seats reserved for bots at creation, in seat order
     turn_seconds: int | None = None  # the turn clock, enforced by the service
     name_rule: int = 0  # domain/names.py: 0 for games created before names were checked
+    seated_at: tuple[int, ...] = ()  # per seat: the version of its seat_taken (0: free)
+    taken_over: tuple[tuple[int, str], ...] = ()  # (seat, reason) the greedy bot plays
+    cancelled: bool = False  # game_cancelled: the seats did not fill in time
 
     @property
     def bots(self) -> dict[int, str]:
@@ -111,6 +114,8 @@ class State(NamedTuple):
     def status(self) -> str:
         if self.rules is None:
             return "new"
+        if self.cancelled:
+            return "cancelled"
         if self.over:
             return "over"
         return "playing" if self.started else "waiting"

@@ -48,7 +48,9 @@ def view(state: State, viewer: Viewer) -> dict[str, Any]:
             "chopsticks_available": bool(state.tableaux and state.tableaux[viewer.seat].chopsticks),
             **_may_do(state, viewer.seat, pick is None),
         }
-    if state.over:
+    if state.cancelled:  # over before it started: only the seed to reveal
+        result["seed"] = state.seed
+    elif state.over:
         result["winners"] = list(state.winners)
         result["totals"] = list(state.totals)
         result["seed"] = state.seed
@@ -77,12 +79,16 @@ def _players(state: State) -> int:
 
 
 def _seat(state: State, seat: int, viewer: Viewer, everything: bool) -> dict[str, Any]:
-    taken = seat < len(state.names)
+    taken = seat < len(state.names) and state.names[seat] is not None
+    taken_over = dict(state.taken_over).get(seat)
     data: dict[str, Any] = {
         "seat": seat,
         "name": state.names[seat] if taken else None,
         "taken": taken,
         "bot": state.bots.get(seat),  # reserved at creation: known before the bot sits
+        # Played by the greedy bot since its player resigned, or since it stalled the game.
+        "taken_over": taken_over,
+        "resigned": taken_over == "resigned",
         "hand_size": _hand_size(state, seat),
         "picked": bool(state.picks) and state.picks[seat] is not None,
         "tableau": _tableau(state, seat),

@@ -13,7 +13,7 @@ from marshmallow import ValidationError
 
 from domain import receipts
 from domain.audit import audit
-from domain.decider import GAME_ENDED, Viewer
+from domain.decider import FINAL_EVENTS, Viewer
 from service import metrics
 from service.http import abuse, auth, idempotency
 from service.http.connections import ConnectionSettings, OpenStreams
@@ -464,7 +464,8 @@ def game_summary(row: GameRow) -> dict[str, Any]:
     summary["seats"] = [
         {"seat": s["seat"], "name": s["name"], "bot": s["bot"]} for s in view["seats"]
     ]
-    summary["free_seats"] = sum(1 for s in view["seats"] if not s["taken"] and not s["bot"])
+    free = [s for s in view["seats"] if not s["taken"] and not s["bot"]]
+    summary["free_seats"] = len(free) if view["status"] == "waiting" else 0
     if view["status"] == "playing":
         summary["waiting_for"] = loaded.adapter.waiting_for(view)
     return summary
@@ -573,7 +574,8 @@ def join_game(game_id: str) -> Response:
       - IdempotencyKey
       summary: Take a seat
       description: |
-        Takes the next free seat (seats are numbered from 0 in joining order) under `name`.
+        Takes the first free seat (seats are numbered from 0 in joining order; a seat left
+        before the start is free again) under `name`.
         The answer holds the seat's bearer token: **it is shown only once** and cannot be
         recovered (the service stores only its hash); send it as
         `Authorization: Bearer <token>` to view the game as this seat and to make its moves.
@@ -653,6 +655,8 @@ def join_game(game_id: str) -> Response:
             - `name_taken`: another seat's name looks the same as this one (`details.seat`);
             - `too_many_waiting_games`: your address holds seats in as many games that have
               not started as it may (`CARDROOM_WAITING_GAMES_PER_ADDRESS`, default 10);
+            - `game_cancelled`: the game was cancelled, its seats did not fill in time
+              (`CARDROOM_FILL_SECONDS`); create or join another;
             - `too_many_conflicts`: the game changed under this request too many times in a
               row (heavy contention); send it again after `Retry-After` seconds.
             - `idempotency_key_in_use`: a request with this `Idempotency-Key` is still
@@ -976,6 +980,9 @@ def make_move(game_id: str) -> Response:
               game's); nothing was recorded. Read the game and choose again;
             - `not_your_turn` (Sequence): another seat is to move (Q4); `details` gives the
               `turn` and the `seat_to_move`;
+            - `seat_taken_over`: the greedy bot plays this seat since its player resigned or it
+              stalled the game (`seats[i].taken_over`); its token makes no more moves;
+            - `game_cancelled`: the game was cancelled before it started;
             - `too_many_conflicts`: the game changed under this request too many times in a
               row; send it again after `Retry-After` seconds.
             - `idempotency_key_in_use`: a request with this `Idempotency-Key` is still
@@ -1422,7 +1429,7 @@ def _audit(gid: UUID, receipts_given: list[Any]) -> Response:
         records = games().finished_records(gid, MAX_EVENTS)
     except GameNotFound:
         raise _no_game(gid) from None
-    if not records or records[-1].type != GAME_ENDED:
+    if not records or records[-1].type not in FINAL_EVENTS:
         raise Problem(
             409,
             "game_not_over",

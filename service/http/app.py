@@ -13,6 +13,7 @@ from service.games.registry import load_games
 from service.http import abuse, idempotency, observe, problems
 from service.http.api import api
 from service.http.connections import ConnectionSettings, OpenStreams
+from service.http.leaving import leaving_api
 from service.http.rulings import rulings_api
 from service.http.stream import stream_api
 from service.http.web_page import web
@@ -45,6 +46,9 @@ def create_app(
         JSON_SORT_KEYS=False,
         # Seconds between the turn clock's sweeps in this process; 0: no sweeper (tests).
         CARDROOM_CLOCK_INTERVAL=settings().clock_interval,
+        # Limits of games that stall or never fill (tests give tiny ones per app).
+        CARDROOM_STALL_SECONDS=settings().stall_seconds,
+        CARDROOM_FILL_SECONDS=settings().fill_seconds,
     )
     app.config.update(config or {})
     if pool is None:
@@ -55,7 +59,12 @@ def create_app(
         replicas.replica_urls() if replica_urls is None else replica_urls
     )
     atexit.register(standbys.close)
-    games = app.extensions["cardroom"] = GameService(EventStore(pool), standbys)
+    games = app.extensions["cardroom"] = GameService(
+        EventStore(pool),
+        standbys,
+        stall_seconds=app.config["CARDROOM_STALL_SECONDS"],
+        fill_seconds=app.config["CARDROOM_FILL_SECONDS"],
+    )
     sweeper = app.extensions["cardroom_clock"] = clock.Sweeper(
         games, app.config["CARDROOM_CLOCK_INTERVAL"] or clock.DEFAULT_INTERVAL
     )
@@ -81,6 +90,7 @@ def create_app(
     app.register_blueprint(api)
     app.register_blueprint(stream_api)
     app.register_blueprint(rulings_api)
+    app.register_blueprint(leaving_api)
     app.register_blueprint(web)  # the page at /: static files, a client of the API above
     abuse.register(app)  # rate limits on creating and joining games; CORS if configured
     return app

@@ -16,6 +16,7 @@ from flask import request
 from service import logs
 from service.http.problems import Problem
 from service.play import GameService
+from service.store.events import SeatToken
 from service.store.invitations import PrivateGame
 
 TOKEN_BYTES = 32
@@ -45,23 +46,32 @@ def bearer_token() -> str | None:
     return token.strip()
 
 
-def _match(seats: list[tuple[int, bytes]], digest: bytes) -> int | None:
-    seat = None
-    for candidate, stored in seats:
-        if hmac.compare_digest(stored, digest):  # no early exit: constant time per seat
-            seat = candidate
-    return seat
+def _match(seats: list[SeatToken], digest: bytes) -> SeatToken | None:
+    found = None
+    for candidate in seats:
+        if hmac.compare_digest(candidate.token_hash, digest):  # no early exit: constant time
+            found = candidate
+    return found
 
 
-def seat_of(games: GameService, game_id: UUID, token: str) -> int:
-    """The seat ``token`` acts for in ``game_id``; 401 if unknown, 403 if another game's."""
+def seat_of(games: GameService, game_id: UUID, token: str, held: bool = True) -> int:
+    """The seat ``token`` acts for in ``game_id``; 401 if unknown or its seat was left (unless
+    not ``held``: a retried leave is recognised by its token), 403 if another game's."""
     digest = token_hash(token)
-    seat = _match(games.seat_tokens(game_id), digest)
-    if seat is None:  # a seat taken since the cache was filled?
-        seat = _match(games.seat_tokens(game_id, refresh=True), digest)
-    if seat is not None:
-        logs.bind(seat=seat)  # the request's log lines name the seat
-        return seat
+    found = _match(games.seat_tokens(game_id), digest)
+    if found is None:  # a seat taken since the cache was filled?
+        found = _match(games.seat_tokens(game_id, refresh=True), digest)
+    if found is not None and held and not games.holds(game_id, found):
+        raise Problem(
+            401,
+            "invalid_token",
+            f"this token's seat ({found.seat}) was left before the start: the token acts for no"
+            " seat any more; join the game again for a new token",
+            headers={"WWW-Authenticate": 'Bearer error="invalid_token"'},
+        )
+    if found is not None:
+        logs.bind(seat=found.seat)  # the request's log lines name the seat
+        return found.seat
     if games.store.token_game(digest) is not None:
         raise Problem(403, "not_your_game", "this token belongs to a seat in another game")
     raise Problem(
@@ -120,7 +130,7 @@ def require_creator(games: GameService, game_id: UUID) -> PrivateGame:
     return private
 
 
-def require_seat(games: GameService, game_id: UUID) -> int:
+def require_seat(games: GameService, game_id: UUID, held: bool = True) -> int:
     token = bearer_token()
     if token is None:
         raise Problem(
@@ -129,7 +139,7 @@ def require_seat(games: GameService, game_id: UUID) -> int:
             "moves need 'Authorization: Bearer <token>' with the token you got on joining",
             headers={"WWW-Authenticate": "Bearer"},
         )
-    return seat_of(games, game_id, token)
+    return seat_of(games, game_id, token, held)
 
 
 def optional_seat(games: GameService, game_id: UUID) -> int | None:

@@ -145,7 +145,7 @@ class ListGamesQuery(Strict):
     """GET /games's query string."""
 
     status = fields.String(
-        validate=validate.OneOf(["waiting", "playing", "over"]),
+        validate=validate.OneOf(["waiting", "playing", "over", "cancelled"]),
         metadata={"description": "Only games in this status."},
     )
     game = fields.String(
@@ -264,7 +264,13 @@ class SeatSummary(Schema):
 class GameSummary(Schema):
     id = fields.UUID(required=True)
     game = fields.String(required=True)
-    status = fields.String(required=True, metadata={"enum": ["waiting", "playing", "over"]})
+    status = fields.String(
+        required=True,
+        metadata={
+            "enum": ["waiting", "playing", "over", "cancelled"],
+            "description": "`cancelled`: its seats did not fill in time (`game_cancelled`).",
+        },
+    )
     version = fields.Integer(required=True, metadata={"minimum": 0})
     created_at = fields.AwareDateTime(required=True)
     url = fields.String(required=True, metadata={"description": "The game's URL (relative)."})
@@ -345,9 +351,11 @@ class EventRecord(Schema):
         metadata={
             "description": (
                 "The event type. Lifecycle events shared by every game: `game_created` (rules,\n"
-                "seed commitment), `seat_taken`, `game_started`, "
+                "seed commitment), `seat_taken`, `seat_left` (before the start), `game_started`,\n"
+                "`seat_taken_over` (the greedy bot plays a seat from then on), "
                 "`game_ended` (the last; reveals the\n"
-                "seed). Sushi Go! adds `round_dealt`, "
+                "seed), `game_cancelled` (instead of the start; the last, reveals the seed).\n"
+                "Sushi Go! adds `round_dealt`, "
                 "`card_picked`, `turn_revealed`, `round_scored`;\n"
                 "Sequence adds `cards_dealt`, `card_played`, "
                 "`dead_card_discarded`, `turn_passed`,\n"
@@ -356,7 +364,9 @@ class EventRecord(Schema):
             "enum": [
                 "game_created",
                 "seat_taken",
+                "seat_left",
                 "game_started",
+                "seat_taken_over",
                 "round_dealt",
                 "card_picked",
                 "turn_revealed",
@@ -368,6 +378,7 @@ class EventRecord(Schema):
                 "sequence_completed",
                 "deck_reshuffled",
                 "game_ended",
+                "game_cancelled",
             ],
         },
     )
@@ -387,7 +398,15 @@ class EventRecord(Schema):
                 "  `bots`: `[{seat, kind, name}]`, the seats reserved for bots (only if any);\n"
                 "  `turn_seconds`: the turn clock (only if set)\n"
                 "- `seat_taken`: `{seat, name, bot?}`; `bot`: the kind of bot that took the seat\n"
+                "- `seat_left`: `{seat, name}`: the seat is free again (before the start)\n"
                 "- `game_started`: `{seats: [names]}`\n"
+                "- `seat_taken_over`: `{seat, reason, idle_seconds?, limit_seconds?}`: the "
+                "greedy bot\n"
+                "  plays the seat from now on; `reason`: `resigned` (its player resigned) or\n"
+                "  `stalled` (the game waited `idle_seconds` for it, past the limit)\n"
+                "- `game_cancelled`: `{reason: not_filled, waited_seconds, limit_seconds, "
+                "seed}`: the\n"
+                "  seats did not fill in time; nothing follows it\n"
                 "- `round_dealt` (schema version 2; v1 lacked "
                 "`deck_offset`): `{round, deck_offset,\n"
                 "  hands: [[card…] per seat], dummy_pile (dummy variant)}`;\n"
@@ -395,8 +414,8 @@ class EventRecord(Schema):
                 "  `hand_sizes` and `redacted` are added\n"
                 "- `card_picked`: `{seat, round, turn, cards, "
                 "chopsticks, dummy_card?, use_wasabi?,\n"
-                "  auto, by?}` (`by`: `bot` or `clock` when "
-                "the service picked for the seat); another\n"
+                "  auto, by?}` (`by`: `bot`, `clock`, `resigned` or `stalled` when "
+                "the service picked\n  for the seat); another\n"
                 "  seat's pick of the current turn keeps "
                 "only `{seat, round, turn}` plus `redacted`\n"
                 "- `turn_revealed`: `{round, turn, picks: "
@@ -410,7 +429,7 @@ class EventRecord(Schema):
                 "\n"
                 "- `game_created`: `{game, rules: {players, "
                 "teams, advanced_jacks}, seed_commitment,\n"
-                "  shuffle, bots?, turn_seconds?}`; `seat_taken` and `game_started` as above\n"
+                "  shuffle, bots?, turn_seconds?}`; the lifecycle events as above\n"
                 "- `cards_dealt`: `{hands: [[card…] per "
                 "seat]}`; before the end another seat's hand\n"
                 "  is null, and `hand_sizes` and `redacted` are added\n"
@@ -423,7 +442,8 @@ class EventRecord(Schema):
                 "- `dead_card_discarded`: `{seat, turn, card, drawn, by?}` (Q7), `drawn` hidden\n"
                 "  likewise\n"
                 "- `turn_passed`: `{seat, turn, auto, by?}` (Q8; `auto`: passed by the service);\n"
-                "  `by` (`bot`, `clock`) marks a move the service made for the seat\n"
+                "  `by` (`bot`, `clock`, `resigned`, `stalled`) marks a move the service made "
+                "for the seat\n"
                 "- `sequence_completed`: `{seat, team, count, "
                 "sequences: [{team, cells, count}]}`:\n"
                 "  the team's sequences after the placement (Q9/Q10)\n"

@@ -1,6 +1,12 @@
-"""Reads of the turn clock's table, ``turn_deadlines`` (migration 0005), and the per-game lock
-sweepers take. Rows are written only by ``EventStore.append``, in the statement that appends the
-events starting a timed turn: a game's latest row is the deadline of its current turn.
+"""Reads of the deadlines' table, ``turn_deadlines`` (migrations 0005, 0010), and the per-game
+lock sweepers take. Rows are written only by ``EventStore.create_game`` and ``append``, with the
+events they count from: a game's latest row is the deadline of where it is now. Its ``kind``:
+
+- ``fill``: a waiting game's seats must fill by then (``CARDROOM_FILL_SECONDS`` after creation),
+  else it is cancelled;
+- ``turn``: a timed turn's clock (``turn_seconds``): the clock moves for seats that have not;
+- ``stall``: a turn nobody moved in for ``CARDROOM_STALL_SECONDS`` (of a game without a clock, or
+  whose clock is longer): the greedy bot takes over the seats it waits for.
 """
 
 from __future__ import annotations
@@ -14,7 +20,7 @@ from uuid import UUID
 import psycopg
 from psycopg_pool import ConnectionPool
 
-from domain.decider import GAME_ENDED
+from domain.decider import GAME_CANCELLED, GAME_ENDED
 from service.store.events import StoreUnavailable
 
 # The first key of the sweepers' advisory locks (the second is derived from the game id), so
@@ -24,22 +30,31 @@ LOCK_SPACE = 0x636C6B
 # Expired: past its deadline, no later turn (no later row), the game not over. ``recent`` bounds
 # the scan by deadline (the index), since rows are never deleted; a full scan finds the rest.
 _EXPIRED = f"""
-SELECT d.game_id, d.version FROM turn_deadlines d
+SELECT d.game_id, d.version, d.kind, coalesce(%(now)s::timestamptz, now()) FROM turn_deadlines d
 WHERE d.deadline < coalesce(%(now)s::timestamptz, now())
   AND (%(recent)s::interval IS NULL OR d.deadline >= now() - %(recent)s::interval)
   AND (%(games)s::uuid[] IS NULL OR d.game_id = ANY(%(games)s::uuid[]))
   AND NOT EXISTS (
       SELECT 1 FROM turn_deadlines l WHERE l.game_id = d.game_id AND l.version > d.version)
   AND NOT EXISTS (
-      SELECT 1 FROM events e WHERE e.game_id = d.game_id AND e.type = '{GAME_ENDED}')
+      SELECT 1 FROM events e
+      WHERE e.game_id = d.game_id AND e.type IN ('{GAME_ENDED}', '{GAME_CANCELLED}'))
 ORDER BY d.deadline
 LIMIT %(limit)s
 """
 
 
 class Deadline(NamedTuple):
-    version: int  # the event that started the turn
+    version: int  # the event that started the turn (or created the game: ``fill``)
     deadline: datetime
+    kind: str = "turn"  # ``turn``, ``stall`` or ``fill`` (see the module's docstring)
+
+
+class Expired(NamedTuple):
+    game_id: UUID
+    version: int
+    kind: str
+    now: datetime  # the time it was judged by
 
 
 class Deadlines:
@@ -58,11 +73,11 @@ class Deadlines:
         """The game's latest deadline row (of a version up to ``at_most``), if any."""
         with self._connection() as conn:
             row = conn.execute(
-                "SELECT version, deadline FROM turn_deadlines WHERE game_id = %s"
+                "SELECT version, deadline, kind FROM turn_deadlines WHERE game_id = %s"
                 " AND version <= %s ORDER BY version DESC LIMIT 1",
                 (game_id, 2**31 - 1 if at_most is None else at_most),
             ).fetchone()
-        return None if row is None else Deadline(row[0], row[1])
+        return None if row is None else Deadline(row[0], row[1], row[2])
 
     def expired(
         self,
@@ -70,9 +85,9 @@ class Deadlines:
         recent: timedelta | None,
         games: Collection[UUID] | None = None,
         limit: int = 100,
-    ) -> list[tuple[UUID, int]]:
-        """(game, version of its turn's row) of expired turns, the longest overdue first.
-        ``now`` None: the database's clock."""
+    ) -> list[Expired]:
+        """Expired rows (game, version of its row, kind, the time judged by), the longest
+        overdue first. ``now`` None: the database's clock."""
         params = {
             "now": now,
             "recent": recent,
@@ -80,7 +95,7 @@ class Deadlines:
             "limit": limit,
         }
         with self._connection() as conn:
-            return [(r[0], r[1]) for r in conn.execute(_EXPIRED, params).fetchall()]
+            return [Expired(*r) for r in conn.execute(_EXPIRED, params).fetchall()]
 
     @contextmanager
     def locked(self, game_id: UUID) -> Iterator[bool]:

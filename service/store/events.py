@@ -22,13 +22,13 @@ from psycopg.types.json import Jsonb
 from psycopg_pool import ConnectionPool
 
 from domain.chain import GENESIS, event_hash
-from domain.decider import GAME_ENDED, GAME_STARTED, Event
+from domain.decider import GAME_CANCELLED, GAME_ENDED, GAME_STARTED, SEAT_LEFT, Event
 from service import metrics
 from service.store import db, idempotency_records, invitations
 from service.store.idempotency_records import IdempotencyRecord
 from service.store.recent import Recent
 
-STATUSES = ("waiting", "playing", "over")
+STATUSES = ("waiting", "playing", "over", "cancelled")
 # Orders of ``list_games``: by (created_at, id) ascending or descending.
 ORDERS = ("oldest", "newest")
 
@@ -138,6 +138,12 @@ class GameRow:
         return GameCursor(self.created_at, self.id)
 
 
+class SeatToken(NamedTuple):
+    seat: int
+    token_hash: bytes
+    taken_at: int | None  # the version of the seat's seat_taken; None: written before 0010
+
+
 _INSERT_EVENT = (
     "INSERT INTO events (game_id, version, type, schema_version, data, hash)"
     " VALUES (%s, %s, %s, %s, %s, %s)"
@@ -145,13 +151,19 @@ _INSERT_EVENT = (
 
 _APPEND = "INSERT INTO events (game_id, version, type, schema_version, data, hash) VALUES {values}"
 _SEAT_ROW = (
-    "seat AS (INSERT INTO seats (game_id, seat, token_hash, client) VALUES (%s, %s, %s, %s))"
+    "seat AS (INSERT INTO seats (game_id, seat, token_hash, taken_at, client)"
+    " VALUES (%s, %s, %s, %s, %s))"
 )
 # The database's clock, not the process's: every server process agrees on every deadline.
-_DEADLINE_ROW = (
-    "deadline AS (INSERT INTO turn_deadlines (game_id, version, deadline)"
-    " VALUES (%s, %s, now() + %s * interval '1 second'))"
+_DEADLINE_VALUES = "VALUES (%s, %s, now() + %s * interval '1 second', %s)"
+_DEADLINE_INSERT = (
+    "INSERT INTO turn_deadlines (game_id, version, deadline, kind) " + _DEADLINE_VALUES
 )
+_DEADLINE_ROW = f"deadline AS ({_DEADLINE_INSERT})"
+
+# A deadline to write with an append: (the version it counts from, seconds, kind), kind one of
+# ``turn`` (the turn clock), ``stall`` (a turn nobody moves in) or ``fill`` (a waiting game).
+NewDeadline = tuple[int, int, str]
 
 # Status is derived, never stored: the lifecycle events are the only source of truth.
 _LIST_GAMES = f"""
@@ -161,6 +173,9 @@ SELECT g.id, g.game, g.created_at, s.status,
 FROM games g
 CROSS JOIN LATERAL (
     SELECT CASE
+        WHEN EXISTS (
+            SELECT 1 FROM events e WHERE e.game_id = g.id AND e.type = '{GAME_CANCELLED}')
+            THEN 'cancelled'
         WHEN EXISTS (SELECT 1 FROM events e WHERE e.game_id = g.id AND e.type = '{GAME_ENDED}')
             THEN 'over'
         WHEN EXISTS (SELECT 1 FROM events e WHERE e.game_id = g.id AND e.type = '{GAME_STARTED}')
@@ -179,7 +194,12 @@ _WAITING_GAMES = f"""
 SELECT count(DISTINCT s.game_id) FROM seats s
 WHERE s.client = %s AND s.game_id <> %s AND NOT EXISTS (
     SELECT 1 FROM events e
-    WHERE e.game_id = s.game_id AND e.type IN ('{GAME_STARTED}', '{GAME_ENDED}')
+    WHERE e.game_id = s.game_id
+    AND e.type IN ('{GAME_STARTED}', '{GAME_ENDED}', '{GAME_CANCELLED}')
+) AND NOT EXISTS (  -- a seat left since (issue 20: seat_left) is not held
+    SELECT 1 FROM events l
+    WHERE l.game_id = s.game_id AND l.type = '{SEAT_LEFT}'
+    AND (l.data->>'seat')::int = s.seat AND l.version > s.taken_at
 )
 """
 
@@ -237,11 +257,13 @@ class EventStore:
         record: IdempotencyRecord | None = None,
         seed_key_id: str | None = None,
         private: tuple[bytes, bytes] | None = None,
+        deadline: NewDeadline | None = None,
     ) -> int:
         """Record a new game, its secret seed (sealed under key ``seed_key_id``, see
         service/keys.py) and its first events (and the idempotency ``record`` of the keyed
-        request that creates it, in the same transaction); return its version. ``private``:
-        the hashes of its creator's token and of its first invitation, for a private game."""
+        request that creates it, and the ``deadline`` its seats must fill by, in the same
+        transaction); return its version. ``private``: the hashes of its creator's token and of
+        its first invitation, for a private game."""
         if not events:
             raise ValueError("a game starts with at least one event")
         try:
@@ -255,6 +277,8 @@ class EventStore:
                     invitations.insert_private(cur, game_id, *private)
                 rows = _rows(game_id, 1, GENESIS, events)
                 cur.executemany(_INSERT_EVENT, rows)
+                if deadline is not None:
+                    cur.execute(_DEADLINE_INSERT, (game_id, *deadline))
                 if record is not None:
                     cur.execute(idempotency_records.INSERT, record.params(game_id, len(rows)))
         except errors.UniqueViolation as exc:
@@ -270,16 +294,17 @@ class EventStore:
         expected_version: int,
         events: Sequence[Event],
         *,
-        seat_token: tuple[int, bytes] | None = None,
+        seat_token: tuple[int, bytes, int] | None = None,
         client: bytes | None = None,
-        deadline: tuple[int, int] | None = None,
+        deadline: NewDeadline | None = None,
         record: IdempotencyRecord | None = None,
     ) -> int:
         """Append ``events`` as versions ``expected_version + 1 ..``; return the new version.
 
-        All or nothing, in one transaction, together with the optional ``(seat, token_hash)``
-        row (with the ``client`` taking the seat: ``Keyring.client_hash``), the optional
-        ``(version, seconds)`` of a timed turn the events start (a turn_deadlines row, due
+        All or nothing, in one transaction, together with the optional ``(seat, token_hash,
+        taken_at)`` row (``taken_at``: the version of its ``seat_taken``; with the ``client``
+        taking the seat: ``Keyring.client_hash``), the optional
+        ``(version, seconds, kind)`` of a turn the events start (a turn_deadlines row, due
         ``seconds`` from now) and the optional idempotency ``record`` of
         the keyed request that appends (service/store/idempotency_records.py). Raises
         :class:`VersionConflict` if the game is not at ``expected_version`` (someone else appended
@@ -415,13 +440,18 @@ class EventStore:
             ).fetchone()
         return None if row is None else int(row[0])
 
-    def seat_tokens(self, game_id: UUID) -> list[tuple[int, bytes]]:
-        """The taken seats of ``game_id`` and their token hashes (for constant-time checks)."""
+    def seat_tokens(self, game_id: UUID) -> list[SeatToken]:
+        """Every token issued for a seat of ``game_id``: its seat, hash (for constant-time
+        checks) and the version of its ``seat_taken`` (None: issued before migration 0010).
+        A seat left before the start has a row per holder; the game's state says which holds
+        it now (service/http/auth.py)."""
         with self._connection() as conn:
             rows = conn.execute(
-                "SELECT seat, token_hash FROM seats WHERE game_id = %s ORDER BY seat", (game_id,)
+                "SELECT seat, token_hash, taken_at FROM seats WHERE game_id = %s"
+                " ORDER BY seat, taken_at NULLS FIRST",
+                (game_id,),
             ).fetchall()
-        return [(int(seat), bytes(digest)) for seat, digest in rows]
+        return [SeatToken(int(seat), bytes(digest), taken_at) for seat, digest, taken_at in rows]
 
     def token_game(self, token_hash: bytes) -> tuple[UUID, int] | None:
         """The (game, seat) a bearer token belongs to, if any."""
@@ -447,8 +477,8 @@ class EventStore:
         ``ids``: only these games (a client's own games, from the seats it holds); private
         games are listed only this way (by id: whoever has the id may look at the game).
 
-        Status: ``over`` once ``game_ended`` is recorded, ``playing`` once ``game_started`` is,
-        else ``waiting``.
+        Status: ``cancelled`` once ``game_cancelled`` is recorded, ``over`` once ``game_ended``
+        is, ``playing`` once ``game_started`` is, else ``waiting``.
         """
         if status is not None and status not in STATUSES:
             raise ValueError(f"status must be one of {STATUSES}")

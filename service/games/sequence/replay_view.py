@@ -34,6 +34,13 @@ def show_sequence(events: Sequence[Event], console: Console) -> None:
             names = list(data["seats"])
         elif event.type in ("card_played", "dead_card_discarded", "turn_passed"):
             turns.add_row(*_turn_row(event.type, data, names, chips))
+        elif event.type == "seat_taken_over":
+            who = names[data["seat"]] if data["seat"] < len(names) else str(data["seat"])
+            turns.add_row("", who, "", f"[bold]{data['reason']}: the greedy bot plays on[/]", "")
+        elif event.type == "game_cancelled":
+            console.print(
+                f"[bold]cancelled[/]: the seats did not fill in {data['limit_seconds']} s"
+            )
         elif event.type == "sequence_completed":
             turns.add_row("", "", str(data["team"]), "[bold]sequence completed (Q9/Q10)[/]", "")
         elif event.type == "game_ended":

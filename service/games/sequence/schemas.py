@@ -191,6 +191,21 @@ class SequenceSeatView(Schema):
         required=True,
         metadata={"description": "The kind of bot playing the seat (`random`, `greedy`), or null."},
     )  # the kind of bot playing the seat
+    taken_over = fields.String(
+        allow_none=True,
+        required=True,
+        metadata={
+            "description": (
+                "Why the greedy bot plays this person's seat from now on: `resigned` (its\n"
+                "player resigned) or `stalled` (the game waited too long for it); null otherwise."
+            ),
+            "enum": ["resigned", "stalled", None],
+        },
+    )
+    resigned = fields.Boolean(
+        required=True,
+        metadata={"description": "The seat's player resigned (`taken_over` is `resigned`)."},
+    )
     team = fields.Integer(required=True, metadata={"minimum": 0})
     hand_size = fields.Integer(required=True, metadata={"minimum": 0})
     hand = fields.List(
@@ -253,7 +268,13 @@ class SequenceView(Schema):
 
     id = fields.UUID(required=True)
     game = fields.String(required=True, metadata={"const": SEQUENCE.name})
-    status = fields.String(required=True, metadata={"enum": ["waiting", "playing", "over"]})
+    status = fields.String(
+        required=True,
+        metadata={
+            "enum": ["waiting", "playing", "over", "cancelled"],
+            "description": "`cancelled`: the seats did not fill in time (`game_cancelled`).",
+        },
+    )
     version = fields.Integer(required=True, metadata={"minimum": 1})
     rules = fields.Nested(SequenceRulesView, required=True)
     seed_commitment = fields.String(required=True, metadata={"pattern": "^[0-9a-f]{64}$"})

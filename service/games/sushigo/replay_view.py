@@ -61,6 +61,18 @@ class _Replay:
         self.totals = [0] * len(self.names)
         self.console.print("seats: " + ", ".join(f"{i} {n}" for i, n in enumerate(self.names)))
 
+    def _seat_taken_over(self, data: Mapping[str, Any]) -> None:
+        seat = data["seat"]
+        self.console.print(
+            f"  {self.names[seat]} ({seat}) {data['reason']}: the greedy bot plays the seat"
+        )
+
+    def _game_cancelled(self, data: Mapping[str, Any]) -> None:
+        self.console.print(
+            f"[bold]cancelled[/]: the seats did not fill in {data['limit_seconds']} s"
+            f" · seed {data['seed'][:16]}…"
+        )
+
     def _round_dealt(self, data: Mapping[str, Any]) -> None:
         self._flush()
         direction = "right" if self.alternate and data["round"] == 2 else "left"

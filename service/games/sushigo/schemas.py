@@ -149,10 +149,11 @@ class PickView(Schema):
     by = fields.String(
         metadata={
             "description": (
-                "Who picked, when not the seat's player: `bot` (a bot's seat) or `clock` (the\n"
-                "seat's time ran out; the `greedy` bot picked). Absent for a player's own pick."
+                "Who picked, when not the seat's player: `bot` (a bot's seat), `clock` (the\n"
+                "seat's time ran out; the `greedy` bot picked), `resigned` or `stalled` (the\n"
+                "greedy bot plays the seat since). Absent for a player's own pick."
             ),
-            "enum": ["bot", "clock"],
+            "enum": ["bot", "clock", "resigned", "stalled"],
         }
     )  # "bot" or "clock": the service picked for the seat
 
@@ -179,6 +180,21 @@ class SeatView(Schema):
             )
         },
     )  # the kind of bot playing the seat
+    taken_over = fields.String(
+        allow_none=True,
+        required=True,
+        metadata={
+            "description": (
+                "Why the greedy bot plays this person's seat from now on: `resigned` (its\n"
+                "player resigned) or `stalled` (the game waited too long for it); null otherwise."
+            ),
+            "enum": ["resigned", "stalled", None],
+        },
+    )
+    resigned = fields.Boolean(
+        required=True,
+        metadata={"description": "The seat's player resigned (`taken_over` is `resigned`)."},
+    )
     hand_size = fields.Integer(
         required=True,
         metadata={
@@ -309,7 +325,13 @@ class SushiGoView(Schema):
 
     id = fields.UUID(required=True)
     game = fields.String(required=True, metadata={"const": SUSHI_GO.name})
-    status = fields.String(required=True, metadata={"enum": ["waiting", "playing", "over"]})
+    status = fields.String(
+        required=True,
+        metadata={
+            "enum": ["waiting", "playing", "over", "cancelled"],
+            "description": "`cancelled`: the seats did not fill in time (`game_cancelled`).",
+        },
+    )
     version = fields.Integer(
         required=True,
         metadata={"description": "The number of events recorded so far.", "minimum": 1},

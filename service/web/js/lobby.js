@@ -166,7 +166,7 @@ function myGames() {
 function myRow(g, seat) {
   const target = g.status === "over" ? `#/replay/${g.id}` : `#/game/${g.id}`;
   const yours = g.waiting_for.includes(seat.seat);
-  const status = { waiting: `waiting for ${plural(g.free_seats, "player")}`, playing: yours ? "your turn" : "in play", over: "finished" }[g.status];
+  const status = { waiting: `waiting for ${plural(g.free_seats, "player")}`, playing: yours ? "your turn" : "in play", over: "finished", cancelled: "cancelled: not enough players" }[g.status];
   return h("li", { dataset: { game: g.id } },
     h("a", { href: target }, `${TITLES[g.game] || g.game}: ${players(g)}`), " ",
     h("span", { class: `badge ${yours ? "wait" : "done"}` }, status),

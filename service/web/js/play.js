@@ -45,6 +45,7 @@ class GamePage {
     this.focusHand = false; // after a pick, focus goes back to the hand once it is offered
     this.summary = null; // the round whose summary is shown (a round_scored seen live)
     this.summaryTimer = null;
+    this.confirmResign = false; // "Resign…" asks once more before it acts
     this.onLine = () => this.reconnect();
     this.offLine = () => this.showConnection("offline");
   }
@@ -307,6 +308,35 @@ class GamePage {
     }
   }
 
+  /** Give the seat up before the start: it is free again, and this browser watches. */
+  async leave() {
+    try {
+      const view = await api("POST", `/games/${this.id}/leave`, { token: this.token });
+      forgetSeat(this.id);
+      this.seat = null;
+      clearNotice();
+      this.setView(view);
+      this.listen(); // the stream again, as a spectator
+    } catch (error) {
+      notify(error.message);
+      await this.refresh();
+    }
+    this.render();
+  }
+
+  /** Resign after the start: the greedy bot plays the seat to the end (asked twice). */
+  async resign() {
+    this.confirmResign = false;
+    try {
+      this.setView(await api("POST", `/games/${this.id}/resign`, { token: this.token }));
+      clearNotice();
+    } catch (error) {
+      notify(error.message);
+      await this.refresh();
+    }
+    this.render();
+  }
+
   // --- rendering ------------------------------------------------------------------------------
 
   render() {
@@ -325,6 +355,11 @@ class GamePage {
       this.summaryPanel(),
       this.finalPanel(),
       this.joinPanel(),
+      this.seatActions(),
+      view.status === "cancelled"
+        ? h("p", { class: "panel cancelled", id: "cancelled" }, "This game was cancelled: its seats did not fill in time. ",
+            h("a", { href: "#/" }, "Find or create another game"))
+        : null,
       view.status === "waiting" ? this.invite() : null,
       h("div", { class: `game-body${this.busy ? " busy" : ""}`, id: "game", "aria-busy": this.busy ? "true" : "false",
         dataset: { version: view.version, status: view.status } },
@@ -404,6 +439,31 @@ class GamePage {
       h("h2", {}, `Join this game (${open} open seat${open === 1 ? "" : "s"})`),
       h("label", { for: "join-name" }, "Your name"), " ", input, " ",
       h("button", { type: "submit", class: "primary" }, "Take a seat"));
+  }
+
+  /** "Leave" before the start; "Resign" after it, confirmed; what became of a seat given up. */
+  seatActions() {
+    const view = this.view;
+    if (!this.seat) return null;
+    if (view.status === "waiting") {
+      return h("p", { class: "panel seat-actions", id: "seat-actions" },
+        h("button", { type: "button", class: "secondary", id: "leave", onclick: () => this.leave() }, "Leave this game"),
+        " ", h("span", { class: "muted small" }, "Your seat becomes free for someone else."));
+    }
+    if (view.status !== "playing") return null;
+    const mine = view.seats[this.seat.seat];
+    if (mine?.taken_over) {
+      const why = mine.taken_over === "resigned" ? "You resigned" : "You did not move for too long";
+      return h("p", { class: "panel seat-actions", id: "seat-actions" }, `${why}: the greedy bot plays your seat until the end.`);
+    }
+    if (!this.confirmResign) {
+      return h("p", { class: "panel seat-actions", id: "seat-actions" },
+        h("button", { type: "button", class: "secondary", id: "resign", onclick: () => { this.confirmResign = true; this.render(); } }, "Resign…"));
+    }
+    return h("div", { class: "panel seat-actions confirm", id: "seat-actions", role: "group", "aria-labelledby": "resign-question" },
+      h("p", { id: "resign-question" }, "Resign this game? The greedy bot plays your seat until the end; this cannot be undone."),
+      h("button", { type: "button", class: "primary", id: "resign-confirm", onclick: () => this.resign() }, "Yes, resign"), " ",
+      h("button", { type: "button", class: "secondary", id: "resign-cancel", onclick: () => { this.confirmResign = false; this.render(); } }, "Keep playing"));
   }
 
   invite() {

@@ -2,6 +2,7 @@
 // Rulings Q1–Q13 are shared/rules/sequence.md; the shapes are Sequence* in openapi.yaml.
 // The page is a client of the public API: which cells a card can go on comes from `you.plays`
 // (the service's own answer, Q6/Q10/Q11), never from rules re-implemented here.
+import { CANCELLED, lifecycleLine, takenOverText } from "../seats.js";
 import { h, plural } from "../ui.js";
 
 export const title = "Sequence";
@@ -111,6 +112,7 @@ function resultText(view) {
 }
 
 export function phase(view) {
+  if (view.status === "cancelled") return CANCELLED;
   if (view.status === "waiting") {
     const taken = (view.seats || []).filter((s) => s.taken).length;
     return `Waiting for players · ${taken} of ${plural(view.seats?.length ?? 0, "seat")} taken`;
@@ -310,6 +312,7 @@ function seatsPanel(view) {
           chipMark(s.team),
           h("span", { class: "sq-seat-name" }, s.name || "open seat", mine ? " (you)" : ""),
           s.bot ? h("span", { class: "sq-tag" }, `${s.bot} bot`) : null,
+          takenOverText(s) ? h("span", { class: "sq-tag sq-tag-taken-over" }, takenOverText(s)) : null,
           moving ? h("span", { class: "sq-tag sq-tag-turn" }, "to play") : null),
         h("p", { class: "sq-seat-stats" }, s.taken ? plural(s.hand_size ?? 0, "card") + " in hand" : "waiting for a player"),
         Array.isArray(s.hand) ? miniCards(s.hand) : null);
@@ -656,6 +659,7 @@ function who(view, seat) {
 
 function byWhom(data) {
   if (data?.by === "clock") return " (out of time: the service moved for them)";
+  if (data?.by === "resigned" || data?.by === "stalled") return " (the greedy bot, for them)";
   return "";
 }
 
@@ -704,6 +708,6 @@ export function describeEvent(view, record) {
       if (data.result === "draw") return "The game ended in a draw: every seat passed in a row (Q8)";
       return Number.isInteger(data.team) ? `The game ended: ${teamName(data.team)} wins` : "The game ended";
     default:
-      return null;
+      return lifecycleLine(record, (seat) => who(view, seat));
   }
 }

@@ -1,4 +1,5 @@
 // Sushi Go!: the play view, the table (tableaux, dummy), and the score sheet.
+import { CANCELLED, lifecycleLine, takenOverText } from "../seats.js";
 import { h, plural } from "../ui.js";
 
 const CARD_NAMES = {
@@ -88,6 +89,7 @@ export const yourTurn = (view) => view.status === "playing" && Boolean(view.you?
 
 export function phase(view) {
   if (view.status === "waiting") return "Waiting for players";
+  if (view.status === "cancelled") return CANCELLED;
   if (view.status === "over") {
     const names = (view.winners || []).map((seat) => seatName(view, seat));
     return `Game over — ${names.length > 1 ? `shared win: ${names.join(" and ")}` : `${names[0]} wins`}`;
@@ -137,7 +139,8 @@ function seatPanel(view, s, you) {
   const status =
     view.status !== "playing" ? null : s.picked ? h("span", { class: "badge done" }, "picked") : h("span", { class: "badge wait" }, "choosing…");
   const bot = s.bot && !(s.name || "").includes("bot") ? ` (${s.bot} bot)` : "";
-  const label = [s.name || "open seat", bot, you?.seat === s.seat ? " — you" : ""].join("");
+  const over = takenOverText(s);
+  const label = [s.name || "open seat", bot, over ? ` (${over})` : "", you?.seat === s.seat ? " — you" : ""].join("");
   return h(
     "section",
     { class: `seat${you?.seat === s.seat ? " mine" : ""}`, "aria-label": `Seat ${s.seat + 1}: ${label}`, dataset: { seat: s.seat } },
@@ -345,6 +348,7 @@ export function describeEvent(view, record) {
     case "round_dealt":
       return `Round ${d.round}: hands dealt`;
     case "card_picked":
+      if (d.by === "resigned" || d.by === "stalled") return null; // the seat is the greedy bot's
       return d.by ? `${seatName(view, d.seat)}: picked by the ${d.by}` : null;
     case "turn_revealed":
       return `Turn ${d.turn} revealed — ${(d.picks || []).map((p) => describePick(view, p)).join("; ")}`;
@@ -353,7 +357,7 @@ export function describeEvent(view, record) {
     case "game_ended":
       return "The game ended";
     default:
-      return null;
+      return lifecycleLine(record, (seat) => seatName(view, seat));
   }
 }
 
