@@ -113,6 +113,22 @@ def test_an_address_holds_seats_in_few_waiting_games(capped: str, game: str) -> 
         api.join(games[2], "three")  # one waiting game fewer: room for another
 
 
+@pytest.mark.parametrize("game", ["sushi-go", "sequence"])
+def test_a_seat_left_no_longer_counts_against_the_cap(capped: str, game: str) -> None:
+    """Issue 20: a seat given up (``seat_left``) is not held; a cancelled game waits no more."""
+    with ApiClient(capped) as api:
+        games = [api.create_game(2, game=game)["id"] for _ in range(3)]
+        first = api.join(games[0], "one")
+        api.join(games[1], "two")
+        expect_problem(
+            api.post(f"/games/{games[2]}/players", {"name": "three"}), 409, "too_many_waiting_games"
+        )
+        left = api.post(f"/games/{games[0]}/leave", token=first["token"])
+        assert left.status_code == 200, left.text
+        seat = api.join(games[2], "three")  # room again: the seat left is not held
+        assert seat["seat"] == 0
+
+
 def test_the_waiting_games_cap_is_off_with_the_rate_limits(pool: ConnectionPool) -> None:
     config = {"RATELIMIT_ENABLED": False, "CARDROOM_WAITING_GAMES_PER_ADDRESS": 1}
     app = create_app(pool=pool, config=config)
