@@ -6,10 +6,11 @@ rematch creates the same game with the same bots."""
 from __future__ import annotations
 
 import random
+from collections import Counter
 from typing import Any
 
 import pytest
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Locator, Page, expect
 from test_web_sushigo import api_json, create_game, my_turn_or_over, take_turn, token_of
 from web_support import screenshot
 
@@ -39,6 +40,34 @@ def check_summary(page: Page, sheet: dict[str, Any]) -> int:
     return round_
 
 
+def shown_cards(seat: Locator) -> Counter[str]:
+    """The cards a seat's tableau shows, by kind (grouped kinds say how many, data-count)."""
+    shown: Counter[str] = Counter()
+    for card in seat.locator("[data-kind]").all():
+        shown[card.get_attribute("data-kind") or ""] += int(card.get_attribute("data-count") or 1)
+    return shown
+
+
+def check_last_reveal(page: Page, base: str, game_id: str, token: str, round_: int) -> None:
+    """The summary shows every seat's tableau as the round's last reveal left it: the game's
+    state just before its round_scored event (GET /state at that version), and the points
+    the round gave each seat."""
+    events = api_json(base, f"/games/{game_id}/events?limit=1000", token)["events"]
+    scored = [e["version"] for e in events if e["type"] == "round_scored"][round_ - 1]
+    state = api_json(base, f"/games/{game_id}/state?version={scored - 1}", token)
+    tables = [s["tableau"] for s in state["seats"]]
+    if state.get("dummy"):
+        tables.append(state["dummy"]["tableau"])  # the dummy's seat comes last (S17)
+    reveal = page.locator("#round-summary #last-reveal")
+    expect(reveal.locator("section.seat")).to_have_count(len(tables))
+    for seat, table in enumerate(tables):
+        shown = reveal.locator(f"section.seat[data-seat='{seat}']")
+        assert shown_cards(shown) == Counter(table["cards"]), (seat, table)
+        # each nigiri that went onto a wasabi is drawn on it (S8/S9)
+        assert shown.locator(".stack [data-kind$='_nigiri']").count() == len(table["on_wasabi"])
+    assert sum(len(t["cards"]) for t in tables) > 0
+
+
 @pytest.mark.parametrize("variant", list(VARIANTS))
 def test_each_round_and_the_end_are_explained_as_the_api_scores_them(
     contexts: Any, live_server: Any, variant: str
@@ -55,6 +84,7 @@ def test_each_round_and_the_end_are_explained_as_the_api_scores_them(
         if summary.count() and int(summary.get_attribute("data-round") or 0) not in seen:
             sheet = api_json(live_server.url, f"/games/{game_id}/scores", token)
             seen.append(check_summary(page, sheet))
+            check_last_reveal(page, live_server.url, game_id, token, seen[-1])
             if len(seen) == 1:
                 screenshot(page, f"round-summary-{variant}")
             page.click("#round-summary-continue")  # the player goes on

@@ -41,7 +41,7 @@ class GamePage {
     this.announced = undefined; // the phase last said in the live region
     this.burst = null; // the timer that gathers a burst of events into one refresh
     this.focusHand = false; // after a pick, focus goes back to the hand once it is offered
-    this.summary = null; // the round whose summary is shown (a round_scored seen live)
+    this.summary = null; // the round whose summary is shown (a round's end seen live)
     this.summaryTimer = null;
     this.onLine = () => this.reconnect();
     this.offLine = () => this.showConnection("offline");
@@ -137,6 +137,13 @@ class GamePage {
     if (this.view && view.version < this.view.version) return; // an older answer arrived late
     // The game ended in this view: the score sheet on screen is not the final one yet.
     if (this.view && this.view.status !== "over" && view.status === "over") this.sheetStale = true;
+    // A round ended since the last view (its last_round is new): its outcome stays on screen,
+    // beside the table its last reveal left (the view's own tableaux are the next round's).
+    const ended = view.last_round?.round;
+    if (this.view && ended && ended !== this.view.last_round?.round) {
+      this.sheetStale = true;
+      this.showSummary(ended);
+    }
     this.view = view;
     if (this.module) this.resetDraft();
   }
@@ -179,8 +186,8 @@ class GamePage {
 
   onEvent(record) {
     this.addLog(record);
-    if (SCORING.has(record.type)) this.sheetStale = true;
-    if (record.type === "round_scored") this.showSummary(record.data.round);
+    // (Not when the view already holds it: the move's answer came first and loaded the sheet.)
+    if (SCORING.has(record.type) && record.version > this.view.version) this.sheetStale = true;
     // One refresh per burst: the events of one append arrive together.
     clearTimeout(this.burst);
     this.burst = setTimeout(() => this.catchUp(), BURST_MS);
@@ -265,8 +272,8 @@ class GamePage {
       const view = await api("POST", `/games/${this.id}/moves`, { token: this.token, body: move });
       clearNotice();
       this.setView(view);
-      if (this.sheetStale && view.status === "over") {
-        // This move ended the game: show it over only with its final score sheet.
+      if (this.sheetStale) {
+        // This move ended a round or the game: show it with its score sheet (the summary).
         this.sheetStale = false;
         await this.loadScores();
       }

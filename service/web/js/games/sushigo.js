@@ -367,6 +367,18 @@ function roundTable(r, categories, cell = (round, row, category) => h("td", {}, 
   );
 }
 
+/** The table as the round's last reveal left it (the view's last_round): the cards each seat
+ * scored with, while the view's own table is already the next round's. */
+function lastReveal(view, round) {
+  const last = view.last_round;
+  if (!last || last.round !== round) return null;
+  const name = (seat) => (seat >= view.rules.players ? "Dummy" : seatName(view, seat));
+  return h("div", { class: "table last-reveal", id: "last-reveal", role: "group", "aria-label": `The table at the end of round ${round}` },
+    last.seats.map((s) => h("section", { class: "seat", dataset: { seat: s.seat }, "aria-label": `${name(s.seat)} at the end of round ${round}` },
+      h("header", {}, h("h3", {}, name(s.seat)), h("span", { class: "badge done" }, `+${plural(s.points, "point")}`)),
+      tableau(s.tableau))));
+}
+
 /** What a round's end gave each seat (the API's score sheet), its maki standings and the
  * puddings kept so far (the view): shown before play goes on. */
 export function roundSummary(sheet, round, view) {
@@ -377,6 +389,7 @@ export function roundSummary(sheet, round, view) {
   const puddings = [...view.seats.map((s) => [s.name, s.puddings]), ...(view.dummy ? [["Dummy", view.dummy.puddings]] : [])];
   return [
     h("h2", {}, `Round ${round} scored`),
+    lastReveal(view, round),
     h("div", { class: "score-sheet", tabindex: 0, role: "group", "aria-label": `Round ${round} points` }, roundTable(r, categories)),
     h("p", { class: "maki-standings" }, "Maki standings: ",
       maki.map((row) => `${row.name} ${plural(row.maki?.icons ?? 0, "icon")} → ${row.maki?.points ?? 0}`).join(" · ")),
