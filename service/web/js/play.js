@@ -54,13 +54,22 @@ class GamePage {
   async start() {
     await this.refresh();
     if (!this.view) return;
-    this.module = await moduleFor(this.view.game);
+    // The view names the game: its module, the log and the score sheet are asked for at once
+    // (not one after the other: the first render waits for the slowest of them only).
+    const [module, records] = await Promise.all([
+      moduleFor(this.view.game),
+      this.fetchLog(),
+      this.view.status !== "waiting" ? this.loadScores() : null,
+    ]);
+    this.module = module;
     this.resetDraft();
-    await this.loadLog();
+    for (const record of records) this.addLog(record);
     // The game may have moved on between the two answers (e.g. it started): the log is newer
     // than the view, and the stream follows the log, so catch the view up now.
-    if (this.seen > this.view.version) await this.refresh();
-    if (this.view.status !== "waiting") await this.loadScores();
+    if (this.seen > this.view.version) {
+      await this.refresh();
+      if (this.view.status !== "waiting") await this.loadScores();
+    }
     this.render();
     this.listen();
     window.addEventListener("online", this.onLine);
@@ -158,13 +167,14 @@ class GamePage {
     }
   }
 
-  async loadLog() {
+  /** The latest events, for the log (its lines need the game's module: added by the caller). */
+  async fetchLog() {
     const after = Math.max(0, this.view.version - 60);
     try {
-      const page = await api("GET", `/games/${this.id}/events?after=${after}&limit=100`, { token: this.token });
-      for (const record of page.events) this.addLog(record);
+      return (await api("GET", `/games/${this.id}/events?after=${after}&limit=100`, { token: this.token })).events;
     } catch (error) {
       notify(error.message);
+      return [];
     }
   }
 
