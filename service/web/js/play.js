@@ -3,6 +3,7 @@
 import { api, follow, forgetSeat, rememberSeat, seatOf } from "./api.js";
 import { focusKey, restoreFocus } from "./focus.js";
 import { moduleFor } from "./games.js";
+import { chime, setSound, soundOn } from "./sound.js";
 import { clearNotice, clearTroubleNotice, h, notify, replace } from "./ui.js";
 
 const LOG_LINES = 40;
@@ -43,6 +44,7 @@ class GamePage {
     this.focusHand = false; // after a pick, focus goes back to the hand once it is offered
     this.summary = null; // the round whose summary is shown (a round's end seen live)
     this.summaryTimer = null;
+    this.waitingOn = undefined; // the turn this seat was last asked to move in (null: none)
     this.onLine = () => this.reconnect();
     this.offLine = () => this.showConnection("offline");
   }
@@ -326,7 +328,8 @@ class GamePage {
         h("h1", {}, m.title),
         h("p", { class: "muted" }, m.describeGame(view)),
         h("p", { class: "phase", id: "phase" }, m.phase(view)),
-        h("p", { class: "muted small" }, h("span", { id: "connection", class: "connection" }), " ", this.whoAmI())),
+        h("p", { class: "muted small" }, h("span", { id: "connection", class: "connection" }), " ", this.whoAmI()),
+        this.soundChoice()),
       this.deadline(),
       this.summaryPanel(),
       this.finalPanel(),
@@ -354,6 +357,26 @@ class GamePage {
     this.returnToHand();
     this.announce(m.phase(view));
     this.showTitle();
+    this.ring();
+  }
+
+  /** The turn sound's checkbox, for a seated player (off unless turned on; kept per browser). */
+  soundChoice() {
+    if (!this.seat || this.view.status === "over") return null;
+    return h("label", { class: "check small" },
+      h("input", { type: "checkbox", id: "turn-sound", checked: soundOn(), onchange: (e) => setSound(e.target.checked) }),
+      " Play a sound when it becomes my turn while this page is in the background");
+  }
+
+  /** It has just become this seat's turn (a turn it was not already asked to move in): chime,
+   * if the player wants it and the page is in the background. Never for the turn on screen at
+   * load, nor again for the same turn. */
+  ring() {
+    const turn = this.module.yourTurn(this.view) ? JSON.stringify(this.module.turnOf(this.view)) : null;
+    const first = this.waitingOn === undefined;
+    if (turn === this.waitingOn) return;
+    this.waitingOn = turn;
+    if (turn && !first && document.hidden && soundOn()) chime();
   }
 
   /** After a pick, keyboard focus goes back to the hand as soon as it offers the next cards. */
