@@ -143,7 +143,7 @@ function seatPanel(view, s, you) {
     { class: `seat${you?.seat === s.seat ? " mine" : ""}`, "aria-label": `Seat ${s.seat + 1}: ${label}`, dataset: { seat: s.seat } },
     h("header", {}, h("h3", {}, label), status),
     h("p", { class: "stats" }, `Score ${s.score} · ${plural(s.puddings, "pudding")} · ${plural(s.hand_size, "card")} in hand`),
-    tableau(s.tableau),
+    tableau(shownTableau(view, s.seat, s.tableau)),
     s.hand?.length ? h("p", {}, "Hand: ", cardList(s.hand)) : null,
     s.pick ? h("p", {}, "Pick: ", cardList(s.pick.cards)) : null,
   );
@@ -159,8 +159,15 @@ function dummyPanel(view) {
     h("header", {}, h("h3", {}, "Dummy")),
     h("p", { class: "muted small" }, "A card-less third player: each turn one of you, in turn, gives it a card from your hand. It scores, but cannot win (", h("a", { href: "#/rules/sushi-go/S17" }, "S17"), ")."),
     h("p", { class: "stats" }, `Score ${d.score} · ${plural(d.puddings, "pudding")} · ${d.pile_size} cards in its pile${controller}`),
-    tableau(d.tableau),
+    tableau(shownTableau(view, view.rules.players, d.tableau)),
   );
+}
+
+/** Once the game is over, its table is the one the last reveal left (last_round), not the
+ * emptied one: the cards the final round scored stay in view with the ranking. */
+function shownTableau(view, seat, current) {
+  if (view.status !== "over" || !view.last_round) return current;
+  return view.last_round.seats.find((s) => s.seat === seat)?.tableau ?? current;
 }
 
 function table(view) {
