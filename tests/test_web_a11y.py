@@ -1,6 +1,7 @@
 """Accessibility (issue 17): axe-core (from the npm registry, see web_support.axe_core) finds no
 WCAG 2.1 A/AA or best-practice violation on the lobby, a game of each kind in play, a finished
-game and its replay, at desktop and phone width."""
+game and its replay, and a round's summary beside its last reveal, at desktop and phone
+width."""
 
 from __future__ import annotations
 
