@@ -17,6 +17,8 @@ Each figure is the median of ``--repeats`` fresh browser contexts
   the page, by a MutationObserver, from the page's own navigation start.
 - requests and bytes: every request the page made until then; bytes are the encoded sizes as
   received (``transferSize`` of the Resource Timing entries, headers included).
+- game again: the game page reloaded after its first visit (warm cache; the page may know
+  the game by then).
 - requests per pick: what the picking page asks for after clicking Pick until the game's next
   turn is on the screen (the opponent is a bot).
 """
@@ -102,6 +104,18 @@ def _first_render(page: Page, path: str, selector: str) -> dict[str, float]:
     return {"render_ms": elapsed, "painted_ms": painted, "requests": requests, "bytes": transferred}
 
 
+def _reload_render(page: Page, selector: str) -> dict[str, float]:
+    """The same page again (a reload: the browser's cache and storage as the first visit left
+    them)."""
+    started = time.perf_counter()
+    page.reload()
+    page.wait_for_selector(selector)
+    elapsed = (time.perf_counter() - started) * 1000
+    requests, transferred = _transferred(page)
+    painted = page.evaluate("window.__firstRender")
+    return {"render_ms": elapsed, "painted_ms": painted, "requests": requests, "bytes": transferred}
+
+
 def _one_pick(page: Page) -> int:
     asked: list[str] = []
     page.on("request", lambda r: asked.append(r.url))
@@ -135,6 +149,8 @@ def _sample(browser: Browser, base: str, samples: dict[str, list[float]]) -> Non
         for key, value in _first_render(page, path, selector).items():
             samples.setdefault(f"{kind}_{key}", []).append(value)
         if kind == "game":
+            for key, value in _reload_render(page, selector).items():
+                samples.setdefault(f"game_again_{key}", []).append(value)
             samples.setdefault("requests_per_pick", []).append(_one_pick(page))
         context.close()
 

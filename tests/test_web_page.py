@@ -196,7 +196,8 @@ def test_a_game_page_asks_for_its_module_log_and_scores_at_once(
     contexts: Any, live_server: Any
 ) -> None:
     """Issue 17: once the view names the game, its module, its log and its score sheet are asked
-    for together, not one after the other (the first render waits for the slowest only)."""
+    for together, not one after the other (the first render waits for the slowest only); a game
+    the browser has shown before has its module asked for with the view."""
     page = contexts().new_page()
     game_id = create_game(page, "Ivy", 2, **{"seat-1": "greedy"})
     page.wait_for_selector("#hand button.pickable")
@@ -218,3 +219,10 @@ def test_a_game_page_asks_for_its_module_log_and_scores_at_once(
             i for i, line in enumerate(order) if line.startswith(f"asked {live_server.url}{path}")
         )
         assert order.index(view) < asked < order.index(module), (path, order)
+    # Back to the same game (a reload): the page knows which game it is, and asks for its
+    # module before the view, not after.
+    order.clear()
+    again.reload()
+    again.wait_for_selector("#hand button.pickable")
+    module_asked = order.index(f"asked {live_server.url}/app/js/games/sushigo.js")
+    assert module_asked < order.index(f"asked {live_server.url}/games/{game_id}"), order

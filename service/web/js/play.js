@@ -2,7 +2,7 @@
 // GET /games/{id} (the view for your seat), its event stream and GET /games/{id}/scores.
 import { api, follow, forgetSeat, rememberSeat, seatOf } from "./api.js";
 import { focusKey, restoreFocus } from "./focus.js";
-import { moduleFor } from "./games.js";
+import { knownGame, moduleFor, rememberGame } from "./games.js";
 import { chime, setSound, soundOn } from "./sound.js";
 import { clearNotice, clearTroubleNotice, h, notify, replace } from "./ui.js";
 
@@ -54,12 +54,16 @@ class GamePage {
   }
 
   async start() {
+    // A game this browser has shown before: its module is asked for with the view.
+    const hinted = knownGame(this.id);
+    const early = hinted ? moduleFor(hinted).catch(() => null) : null;
     await this.refresh();
     if (!this.view) return;
+    rememberGame(this.id, this.view.game);
     // The view names the game: its module, the log and the score sheet are asked for at once
     // (not one after the other: the first render waits for the slowest of them only).
     const [module, records] = await Promise.all([
-      moduleFor(this.view.game),
+      (async () => (hinted === this.view.game && (await early)) || moduleFor(this.view.game))(),
       this.fetchLog(),
       this.view.status !== "waiting" ? this.loadScores() : null,
     ]);
