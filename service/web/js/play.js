@@ -3,7 +3,6 @@
 import { api, follow, forgetSeat, rememberSeat, seatOf } from "./api.js";
 import { focusKey, restoreFocus } from "./focus.js";
 import { knownGame, moduleFor, rememberGame } from "./games.js";
-import { chime, setSound, soundOn } from "./sound.js";
 import { clearNotice, clearTroubleNotice, h, notify, replace } from "./ui.js";
 
 const LOG_LINES = 40;
@@ -14,6 +13,11 @@ const BURST_MS = 40; // events that arrive together (a pick and the bots' answer
 // Only these events change the score sheet (a round's or the game's end).
 const SCORING = new Set(["round_scored", "game_ended"]);
 const SUMMARY_MS = 15_000; // a round's summary stays this long unless the player goes on
+// The turn sound: off unless the player turns it on (kept in this browser). Its module (the
+// WebAudio chime) is loaded only then.
+const SOUND = "cardroom.turnSound";
+const soundOn = () => localStorage.getItem(SOUND) === "on";
+const sound = () => import("./ondemand/sound.js");
 
 export async function showGame(main, gameId) {
   const page = new GamePage(main, gameId);
@@ -368,8 +372,14 @@ class GamePage {
   soundChoice() {
     if (!this.seat || this.view.status === "over") return null;
     return h("label", { class: "check small" },
-      h("input", { type: "checkbox", id: "turn-sound", checked: soundOn(), onchange: (e) => setSound(e.target.checked) }),
+      h("input", { type: "checkbox", id: "turn-sound", checked: soundOn(), onchange: (e) => this.setSound(e.target.checked) }),
       " Play a sound when it becomes my turn while this page is in the background");
+  }
+
+  setSound(on) {
+    if (on) localStorage.setItem(SOUND, "on");
+    else localStorage.removeItem(SOUND);
+    if (on) sound().then((m) => m.prime(), () => {}); // the click lets the page's audio start
   }
 
   /** It has just become this seat's turn (a turn it was not already asked to move in): chime,
@@ -380,7 +390,7 @@ class GamePage {
     const first = this.waitingOn === undefined;
     if (turn === this.waitingOn) return;
     this.waitingOn = turn;
-    if (turn && !first && document.hidden && soundOn()) chime();
+    if (turn && !first && document.hidden && soundOn()) sound().then((m) => m.chime(), () => {});
   }
 
   /** After a pick, keyboard focus goes back to the hand as soon as it offers the next cards. */

@@ -1,18 +1,13 @@
 // The optional turn sound: a short chime, made with WebAudio (no file fetched from anywhere),
-// when it becomes your turn while the page is in the background. Off unless the player turns it
-// on; the choice is kept in this browser.
+// when it becomes your turn while the page is in the background. Loaded only once a player
+// turns the sound on (play.js keeps the choice).
 
-const KEY = "cardroom.turnSound";
 let context = null; // one AudioContext for the page, made on first use
 
-export const soundOn = () => localStorage.getItem(KEY) === "on";
-
-/** Turn the sound on or off. Turning it on is a click: the moment a browser lets a page start
- * its audio, so the chime may later play while the page is in the background. */
-export function setSound(on) {
-  if (on) localStorage.setItem(KEY, "on");
-  else localStorage.removeItem(KEY);
-  if (on) audio()?.resume();
+/** Called from the click that turns the sound on: the moment a browser lets a page start its
+ * audio, so that the chime may later play while the page is in the background. */
+export function prime() {
+  audio()?.resume();
 }
 
 function audio() {
