@@ -1,15 +1,17 @@
 """Accessibility (issue 17): axe-core (from the npm registry, see web_support.axe_core) finds no
 WCAG 2.1 A/AA or best-practice violation on the lobby, a game of each kind in play, a finished
-game and its replay, at desktop and phone width."""
+game and its replay, and a round's summary beside its last reveal, at desktop and phone
+width."""
 
 from __future__ import annotations
 
+import random
 from typing import Any
 
 import pytest
 import requests
 from playwright.sync_api import Page, expect
-from test_web_sushigo import create_game
+from test_web_sushigo import create_game, take_turn
 from web_support import axe_violations, screenshot
 
 pytest_plugins = ["api_fixtures", "web_fixtures"]
@@ -88,3 +90,17 @@ def test_a_finished_sequence_game_and_its_replay_have_no_violations(
     page.goto(f"/#/replay/{game_id}/10")
     expect(page.locator("#replay-state h2").first).to_have_text("The table at version 10")
     clean(page, "a sequence replay")
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_a_round_s_summary_beside_its_last_reveal_has_no_violations(
+    contexts: Any, width: int
+) -> None:
+    page = contexts(width=width, bypass_csp=True).new_page()
+    create_game(page, "Ode", 2, **{"seat-1": "greedy"})
+    rng = random.Random(3)
+    while not page.locator("#round-summary #last-reveal").count():
+        page.wait_for_selector("#hand button.pickable")
+        take_turn(page, rng, chopsticks=0)
+    expect(page.locator("#turn-sound")).to_be_visible()
+    clean(page, "a round's summary with its last reveal")

@@ -5,6 +5,7 @@ test_web_sequence.py."""
 from __future__ import annotations
 
 import gzip
+import json
 import re
 from pathlib import Path
 from typing import Any
@@ -189,3 +190,39 @@ def test_assets_are_sent_compressed_to_a_client_that_accepts_it(live_server: Any
     page = requests.get(live_server.url + "/", headers={"Accept-Encoding": "gzip"}, timeout=10)
     assert page.headers["Content-Encoding"] == "gzip" and page.headers["Cache-Control"]
     assert requests.get(f"{live_server.url}/app/nothing.js", timeout=10).status_code == 404
+
+
+def test_a_game_page_asks_for_its_module_log_and_scores_at_once(
+    contexts: Any, live_server: Any
+) -> None:
+    """Issue 17: once the view names the game, its module, its log and its score sheet are asked
+    for together, not one after the other (the first render waits for the slowest only); a game
+    the browser has shown before has its module asked for with the view."""
+    page = contexts().new_page()
+    game_id = create_game(page, "Ivy", 2, **{"seat-1": "greedy"})
+    page.wait_for_selector("#hand button.pickable")
+    fresh = contexts()
+    seats = page.evaluate("localStorage['cardroom.seats']")
+    fresh.context.add_init_script(  # a fresh browser that holds the seat (about:blank may not)
+        f"try {{ localStorage.setItem('cardroom.seats', {json.dumps(seats)}) }} catch {{}}"
+    )
+    again = fresh.new_page()
+    order: list[str] = []
+    again.on("request", lambda r: order.append(f"asked {r.url}"))
+    again.on("requestfinished", lambda r: order.append(f"got {r.url}"))
+    again.goto(f"/#/game/{game_id}")
+    again.wait_for_selector("#hand button.pickable")
+    module = f"got {live_server.url}/app/js/games/sushigo.js"
+    view = f"got {live_server.url}/games/{game_id}"
+    for path in (f"/games/{game_id}/events", f"/games/{game_id}/scores"):
+        asked = next(
+            i for i, line in enumerate(order) if line.startswith(f"asked {live_server.url}{path}")
+        )
+        assert order.index(view) < asked < order.index(module), (path, order)
+    # Back to the same game (a reload): the page knows which game it is, and asks for its
+    # module before the view, not after.
+    order.clear()
+    again.reload()
+    again.wait_for_selector("#hand button.pickable")
+    module_asked = order.index(f"asked {live_server.url}/app/js/games/sushigo.js")
+    assert module_asked < order.index(f"asked {live_server.url}/games/{game_id}"), order

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import requests
-from playwright.sync_api import Route, expect
+from playwright.sync_api import Page, Route, expect
 from test_web_sushigo import create_game, version
 
 pytest_plugins = ["api_fixtures", "web_fixtures"]
@@ -134,3 +134,70 @@ def test_your_turn_is_in_the_title_while_the_page_is_in_the_background(
         "document.dispatchEvent(new Event('visibilitychange'))"
     )
     expect(page).to_have_title("▶ Your turn — Cardroom")
+
+
+# Notes each tone the page starts in an attribute of <html>: "h" if the page was hidden, "v" if
+# in view (WebAudio's own method, wrapped from the test's side: the page needs no hook of its
+# own, and its CSP stays as it is).
+COUNT_TONES = (
+    "document.documentElement.dataset.tones = ''; const start = OscillatorNode.prototype.start;"
+    "OscillatorNode.prototype.start = function (...args) {"
+    " document.documentElement.dataset.tones += document.hidden ? 'h' : 'v';"
+    " return start.apply(this, args); }; true"  # (an expression, not a function to call)
+)
+HIDE = (
+    "Object.defineProperty(document, 'hidden', {get: () => true, configurable: true});"
+    "document.dispatchEvent(new Event('visibilitychange'))"
+)
+SHOW = (
+    "Object.defineProperty(document, 'hidden', {get: () => false, configurable: true});"
+    "document.dispatchEvent(new Event('visibilitychange'))"
+)
+SOUND_MODULE = "/app/js/ondemand/sound.js"
+
+
+def pick_and_wait(page: Page) -> None:
+    """Picks the hand's first card; the bot has picked (S4), so the next turn is offered."""
+    before = version(page)
+    page.locator("#hand button.pickable").first.click()
+    page.click("#pick")
+    expect(page.locator("#game")).not_to_have_attribute("data-version", str(before))
+    page.wait_for_selector("#hand button.pickable")
+
+
+def test_the_turn_sound_is_off_until_chosen_kept_and_plays_only_in_the_background(
+    contexts: Any,
+) -> None:
+    page = contexts().new_page()
+    asked: list[str] = []
+    page.on("request", lambda r: asked.append(r.url))
+    create_game(page, "Sol", 2, **{"seat-1": "greedy"})
+    page.wait_for_selector("#hand button.pickable")
+    expect(page.locator("#turn-sound")).not_to_be_checked()  # off by default
+    page.evaluate(HIDE)
+    pick_and_wait(page)
+    expect(page).to_have_title("▶ Your turn — Cardroom")
+    # A new turn in the background, but the sound is off: its module is not even loaded.
+    assert not [url for url in asked if url.endswith(SOUND_MODULE)]
+
+    page.check("#turn-sound")
+    assert page.evaluate("localStorage['cardroom.turnSound']") == "on"
+    page.reload()
+    page.wait_for_selector("#hand button.pickable")
+    expect(page.locator("#turn-sound")).to_be_checked()  # kept in this browser
+    asked.clear()
+    page.evaluate(COUNT_TONES)
+    page.evaluate(HIDE)
+    assert not [url for url in asked if url.endswith(SOUND_MODULE)]  # no chime for this turn
+    pick_and_wait(page)
+    expect(page).to_have_title("▶ Your turn — Cardroom")
+    expect(page.locator("html")).to_have_attribute("data-tones", "hh")  # the chime's two notes
+
+    page.evaluate(SHOW)
+    pick_and_wait(page)
+    page.evaluate(HIDE)
+    pick_and_wait(page)
+    # Two notes more, for the turn that came while hidden; none for the one that came in view.
+    expect(page.locator("html")).to_have_attribute("data-tones", "hhhh")
+    page.uncheck("#turn-sound")
+    assert page.evaluate("localStorage['cardroom.turnSound'] ?? null") is None

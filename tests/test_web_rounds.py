@@ -6,12 +6,17 @@ rematch creates the same game with the same bots."""
 from __future__ import annotations
 
 import random
+from collections import Counter
 from typing import Any
+from uuid import uuid4
 
 import pytest
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Locator, Page, expect
 from test_web_sushigo import api_json, create_game, my_turn_or_over, take_turn, token_of
 from web_support import screenshot
+
+from domain.sushigo.randomplay import play_random_game
+from service.store.events import EventStore
 
 pytest_plugins = ["api_fixtures", "web_fixtures"]
 
@@ -39,6 +44,34 @@ def check_summary(page: Page, sheet: dict[str, Any]) -> int:
     return round_
 
 
+def shown_cards(seat: Locator) -> Counter[str]:
+    """The cards a seat's tableau shows, by kind (grouped kinds say how many, data-count)."""
+    shown: Counter[str] = Counter()
+    for card in seat.locator("[data-kind]").all():
+        shown[card.get_attribute("data-kind") or ""] += int(card.get_attribute("data-count") or 1)
+    return shown
+
+
+def check_last_reveal(page: Page, base: str, game_id: str, token: str, round_: int) -> None:
+    """The summary shows every seat's tableau as the round's last reveal left it: the game's
+    state just before its round_scored event (GET /state at that version), and the points
+    the round gave each seat."""
+    events = api_json(base, f"/games/{game_id}/events?limit=1000", token)["events"]
+    scored = [e["version"] for e in events if e["type"] == "round_scored"][round_ - 1]
+    state = api_json(base, f"/games/{game_id}/state?version={scored - 1}", token)
+    tables = [s["tableau"] for s in state["seats"]]
+    if state.get("dummy"):
+        tables.append(state["dummy"]["tableau"])  # the dummy's seat comes last (S17)
+    reveal = page.locator("#round-summary #last-reveal")
+    expect(reveal.locator("section.seat")).to_have_count(len(tables))
+    for seat, table in enumerate(tables):
+        shown = reveal.locator(f"section.seat[data-seat='{seat}']")
+        assert shown_cards(shown) == Counter(table["cards"]), (seat, table)
+        # each nigiri that went onto a wasabi is drawn on it (S8/S9)
+        assert shown.locator(".stack [data-kind$='_nigiri']").count() == len(table["on_wasabi"])
+    assert sum(len(t["cards"]) for t in tables) > 0
+
+
 @pytest.mark.parametrize("variant", list(VARIANTS))
 def test_each_round_and_the_end_are_explained_as_the_api_scores_them(
     contexts: Any, live_server: Any, variant: str
@@ -55,6 +88,7 @@ def test_each_round_and_the_end_are_explained_as_the_api_scores_them(
         if summary.count() and int(summary.get_attribute("data-round") or 0) not in seen:
             sheet = api_json(live_server.url, f"/games/{game_id}/scores", token)
             seen.append(check_summary(page, sheet))
+            check_last_reveal(page, live_server.url, game_id, token, seen[-1])
             if len(seen) == 1:
                 screenshot(page, f"round-summary-{variant}")
             page.click("#round-summary-continue")  # the player goes on
@@ -93,3 +127,46 @@ def test_each_round_and_the_end_are_explained_as_the_api_scores_them(
     bots = [(s["seat"], s["bot"]) for s in old["seats"] if s["bot"]]
     assert [(s["seat"], s["bot"]) for s in new["seats"] if s["bot"]] == bots
     assert "Uma" in [s["name"] for s in new["seats"]]
+
+
+# Random games (domain/sushigo/randomplay.py, random.Random(n)) whose best totals tie among
+# three players: in game 14 the puddings break the tie, in game 98 they are equal too (S16).
+TIES = {"broken on puddings": 14, "shared": 98}
+
+
+@pytest.mark.parametrize("tie", list(TIES))
+def test_a_tie_is_settled_in_words_as_the_scores_settle_it(
+    contexts: Any, live_server: Any, store: EventStore, tie: str
+) -> None:
+    """The final panel says who tied, and how S16 settled it ("Ana wins on puddings, 4 to 1", or
+    a shared win), with the names and counts of GET /scores."""
+    rng = random.Random(TIES[tie])
+    events, _, _ = play_random_game({"players": 3}, rng)
+    game_id = uuid4()
+    store.create_game(game_id, "sushi-go", random.Random(TIES[tie]).randbytes(32), events)
+    page = contexts().new_page()
+    page.goto(f"/#/game/{game_id}")
+    sheet = api_json(live_server.url, f"/games/{game_id}/scores")
+    best = max(t["total"] for t in sheet["totals"])
+    tied = [t for t in sheet["totals"] if t["total"] == best]
+    assert len(tied) == 2
+    count = {p["seat"]: p["count"] for p in sheet["puddings"]}
+    verdict = page.locator("#final #verdict")
+    expect(verdict).to_contain_text(f"{tied[0]['name']} and {tied[1]['name']} tie on {best} points")
+    if len(sheet["winners"]) == 1:
+        winner, other = sorted(tied, key=lambda t: t["seat"] not in sheet["winners"])
+        expect(verdict).to_contain_text(
+            f"{winner['name']} wins on puddings, {count[winner['seat']]} to {count[other['seat']]}"
+        )
+    else:
+        assert count[tied[0]["seat"]] == count[tied[1]["seat"]]
+        expect(verdict).to_contain_text(
+            f"and on puddings ({count[tied[0]['seat']]} each): a shared win (S16)"
+        )
+    # The table stays as the last reveal left it (the view's last_round), not emptied.
+    last = api_json(live_server.url, f"/games/{game_id}")["last_round"]
+    assert last["round"] == 3
+    for seat in last["seats"]:
+        shown = page.locator(f"#table section.seat[data-seat='{seat['seat']}']")
+        assert shown_cards(shown) == Counter(seat["tableau"]["cards"])
+    screenshot(page, f"final-tie-{tie.split()[0]}")

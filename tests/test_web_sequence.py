@@ -169,3 +169,30 @@ def test_on_a_phone_the_hand_stays_beside_the_board_and_cells_say_what_they_show
     )
     assert len(labels) == 100
     assert all(label.startswith(f"{shown},") for shown, label in labels), labels[:3]
+
+
+def test_after_a_move_made_with_the_keyboard_focus_is_back_in_the_hand(
+    contexts: Any, live_server: Any
+) -> None:
+    """Issue 17: the board's cell that took the chip is disabled once the move is made; keyboard
+    focus goes back to the hand (not to the page's top), ready for the next turn."""
+    page = contexts().new_page()
+    page.goto("/")
+    page.select_option("#game", "sequence")
+    page.select_option("#players", "2")
+    page.select_option("#seat-1", "greedy")
+    page.fill("#name", "Kai")
+    page.click("#create-game")
+    page.wait_for_url("**/#/game/*")
+    game_id = page.url.rsplit("/", 1)[1]
+    token = page.evaluate(f"JSON.parse(localStorage['cardroom.seats'])['{game_id}'].token")
+    page.wait_for_selector("#hand.sq-hand-turn button[data-card]")
+    view = seat_view(live_server.url, game_id, token)
+    card = next(p["card"] for p in view["you"]["plays"] if p["cells"])
+    page.locator(f"#hand button[data-card='{card}']").first.focus()
+    page.keyboard.press("Enter")
+    page.locator("#board button.legal").first.focus()
+    before = page.get_attribute("#game", "data-version")
+    page.keyboard.press("Enter")
+    expect(page.locator("#game")).not_to_have_attribute("data-version", before or "")
+    expect(page.locator("#hand button[data-card]:focus")).to_have_count(1)

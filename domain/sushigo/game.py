@@ -489,6 +489,7 @@ def _on_scored(state: State, data: Any, version: int) -> State:
         state,
         version=version,
         tableaux=(Tableau(),) * len(state.tableaux),
+        last_tableaux=state.tableaux,
         puddings=tuple(puddings),
         discard=tuple(discard),
         round_scores=(*state.round_scores, tuple(scores)),

@@ -94,6 +94,9 @@ class State(NamedTuple):
     discard: tuple[str, ...] = ()  # cards discarded after scoring a round (S3)
     dealt: int = 0  # cards dealt from the shuffled deck so far (S3: never reshuffled)
     round_scores: tuple[tuple[dict[str, Any], ...], ...] = ()  # per round, per scored seat
+    # The tableaux as the last scored round ended (its last reveal): the next round starts
+    # empty, and a client shows the round's outcome beside the cards that earned it.
+    last_tableaux: tuple[Tableau, ...] = ()
     pudding_scores: tuple[dict[str, Any], ...] = ()
     totals: tuple[int, ...] = ()
     winners: tuple[int, ...] = ()

@@ -28,6 +28,7 @@ def view(state: State, viewer: Viewer) -> dict[str, Any]:
         "turn": state.turn,
         "turn_seconds": state.turn_seconds,
         "seats": [_seat(state, seat, viewer, everything) for seat in range(_players(state))],
+        "last_round": _last_round(state),
     }
     if state.dummy_seat is not None:
         result["dummy"] = {
@@ -117,6 +118,26 @@ def _tableau(state: State, seat: int) -> dict[str, Any]:
         return {"cards": [], "on_wasabi": []}
     tableau = state.tableaux[seat]
     return {"cards": list(tableau.cards), "on_wasabi": list(tableau.dipped)}
+
+
+def _last_round(state: State) -> dict[str, Any] | None:
+    """The round scored last, as its last reveal left the table: every scored seat's tableau
+    (the dummy's last, S17) and the points it made that round. The view after a round's end
+    shows the next round's empty table; this is what the round's scores were made of."""
+    if not state.round_scores:
+        return None
+    scores = state.round_scores[-1]
+    return {
+        "round": len(state.round_scores),
+        "seats": [
+            {
+                "seat": seat,
+                "tableau": {"cards": list(tableau.cards), "on_wasabi": list(tableau.dipped)},
+                "points": scores[seat]["total"],
+            }
+            for seat, tableau in enumerate(state.last_tableaux)
+        ],
+    }
 
 
 def _puddings(state: State, seat: int) -> int:

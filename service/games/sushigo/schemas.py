@@ -307,6 +307,31 @@ class YouView(Schema):
     )
 
 
+class LastRoundSeat(Schema):
+    seat = fields.Integer(
+        required=True,
+        metadata={
+            "description": "The scored seat: a player's, or the dummy's (`players`, S17).",
+            "minimum": 0,
+            "maximum": 4,
+        },
+    )
+    tableau = fields.Nested(Tableau, required=True)
+    points = fields.Integer(required=True, metadata={"description": "What the round gave it."})
+
+
+class LastRound(Schema):
+    class Meta:
+        description = (
+            "The round scored last, as its last reveal left the table (the current `seats[]`\n"
+            "tableaux are the next round's): each scored seat's final tableau and that round's\n"
+            "points. Per category: GET /games/{id}/scores."
+        )
+
+    round = fields.Integer(required=True, metadata={"minimum": 1, "maximum": 3})
+    seats = fields.List(fields.Nested(LastRoundSeat), required=True, metadata={"maxItems": 5})
+
+
 class RulesView(Schema):
     players = fields.Integer(required=True, metadata={"minimum": 2, "maximum": 5})
     edition = fields.String(required=True, validate=validate.OneOf(EDITIONS))
@@ -385,6 +410,12 @@ class SushiGoView(Schema):
         }
     )  # set by the service while a timed turn waits
     seats = fields.List(fields.Nested(SeatView), required=True, metadata={"maxItems": 5})
+    last_round = fields.Nested(
+        LastRound,
+        allow_none=True,
+        required=True,
+        metadata={"description": "Null until the first round is scored."},
+    )
     dummy = fields.Nested(DummyView)
     you = fields.Nested(YouView)
     winners = fields.List(

@@ -2,7 +2,7 @@
 // GET /games/{id} (the view for your seat), its event stream and GET /games/{id}/scores.
 import { api, follow, forgetSeat, invitationLink, invitationOf, rememberInvitation, rememberSeat, seatOf } from "./api.js";
 import { focusKey, restoreFocus } from "./focus.js";
-import { moduleFor } from "./games.js";
+import { knownGame, moduleFor, rememberGame } from "./games.js";
 import { clearNotice, clearTroubleNotice, h, notify, replace } from "./ui.js";
 
 const LOG_LINES = 40;
@@ -13,6 +13,11 @@ const BURST_MS = 40; // events that arrive together (a pick and the bots' answer
 // Only these events change the score sheet (a round's or the game's end).
 const SCORING = new Set(["round_scored", "game_ended"]);
 const SUMMARY_MS = 15_000; // a round's summary stays this long unless the player goes on
+// The turn sound: off unless the player turns it on (kept in this browser). Its module (the
+// WebAudio chime) is loaded only then.
+const SOUND = "cardroom.turnSound";
+const soundOn = () => localStorage.getItem(SOUND) === "on";
+const sound = () => import("./ondemand/sound.js");
 
 export async function showGame(main, gameId, invitation = null) {
   // An invitation link: keep its token, so that a reload (or a later visit) can still join.
@@ -43,9 +48,10 @@ class GamePage {
     this.announced = undefined; // the phase last said in the live region
     this.burst = null; // the timer that gathers a burst of events into one refresh
     this.focusHand = false; // after a pick, focus goes back to the hand once it is offered
-    this.summary = null; // the round whose summary is shown (a round_scored seen live)
+    this.summary = null; // the round whose summary is shown (a round's end seen live)
     this.summaryTimer = null;
     this.confirmResign = false; // "Resign…" asks once more before it acts
+    this.waitingOn = undefined; // the turn this seat was last asked to move in (null: none)
     this.onLine = () => this.reconnect();
     this.offLine = () => this.showConnection("offline");
   }
@@ -55,15 +61,28 @@ class GamePage {
   }
 
   async start() {
+    // A game this browser has shown before: its module is asked for with the view.
+    const hinted = knownGame(this.id);
+    const early = hinted ? moduleFor(hinted).catch(() => null) : null;
     await this.refresh();
     if (!this.view) return;
-    this.module = await moduleFor(this.view.game);
+    rememberGame(this.id, this.view.game);
+    // The view names the game: its module, the log and the score sheet are asked for at once
+    // (not one after the other: the first render waits for the slowest of them only).
+    const [module, records] = await Promise.all([
+      (async () => (hinted === this.view.game && (await early)) || moduleFor(this.view.game))(),
+      this.fetchLog(),
+      this.view.status !== "waiting" ? this.loadScores() : null,
+    ]);
+    this.module = module;
     this.resetDraft();
-    await this.loadLog();
+    for (const record of records) this.addLog(record);
     // The game may have moved on between the two answers (e.g. it started): the log is newer
     // than the view, and the stream follows the log, so catch the view up now.
-    if (this.seen > this.view.version) await this.refresh();
-    if (this.view.status !== "waiting") await this.loadScores();
+    if (this.seen > this.view.version) {
+      await this.refresh();
+      if (this.view.status !== "waiting") await this.loadScores();
+    }
     this.render();
     this.listen();
     window.addEventListener("online", this.onLine);
@@ -140,6 +159,13 @@ class GamePage {
     if (this.view && view.version < this.view.version) return; // an older answer arrived late
     // The game ended in this view: the score sheet on screen is not the final one yet.
     if (this.view && this.view.status !== "over" && view.status === "over") this.sheetStale = true;
+    // A round ended since the last view (its last_round is new): its outcome stays on screen,
+    // beside the table its last reveal left (the view's own tableaux are the next round's).
+    const ended = view.last_round?.round;
+    if (this.view && ended && ended !== this.view.last_round?.round) {
+      this.sheetStale = true;
+      this.showSummary(ended);
+    }
     this.view = view;
     if (this.module) this.resetDraft();
   }
@@ -154,13 +180,14 @@ class GamePage {
     }
   }
 
-  async loadLog() {
+  /** The latest events, for the log (its lines need the game's module: added by the caller). */
+  async fetchLog() {
     const after = Math.max(0, this.view.version - 60);
     try {
-      const page = await api("GET", `/games/${this.id}/events?after=${after}&limit=100`, { token: this.token });
-      for (const record of page.events) this.addLog(record);
+      return (await api("GET", `/games/${this.id}/events?after=${after}&limit=100`, { token: this.token })).events;
     } catch (error) {
       notify(error.message);
+      return [];
     }
   }
 
@@ -182,8 +209,8 @@ class GamePage {
 
   onEvent(record) {
     this.addLog(record);
-    if (SCORING.has(record.type)) this.sheetStale = true;
-    if (record.type === "round_scored") this.showSummary(record.data.round);
+    // (Not when the view already holds it: the move's answer came first and loaded the sheet.)
+    if (SCORING.has(record.type) && record.version > this.view.version) this.sheetStale = true;
     // One refresh per burst: the events of one append arrive together.
     clearTimeout(this.burst);
     this.burst = setTimeout(() => this.catchUp(), BURST_MS);
@@ -274,8 +301,8 @@ class GamePage {
       const view = await api("POST", `/games/${this.id}/moves`, { token: this.token, body: move });
       clearNotice();
       this.setView(view);
-      if (this.sheetStale && view.status === "over") {
-        // This move ended the game: show it over only with its final score sheet.
+      if (this.sheetStale) {
+        // This move ended a round or the game: show it with its score sheet (the summary).
         this.sheetStale = false;
         await this.loadScores();
       }
@@ -350,7 +377,8 @@ class GamePage {
         h("h1", {}, m.title),
         h("p", { class: "muted" }, m.describeGame(view)),
         h("p", { class: "phase", id: "phase" }, m.phase(view)),
-        h("p", { class: "muted small" }, h("span", { id: "connection", class: "connection" }), " ", this.whoAmI())),
+        h("p", { class: "muted small" }, h("span", { id: "connection", class: "connection" }), " ", this.whoAmI()),
+        this.soundChoice()),
       this.deadline(),
       this.summaryPanel(),
       this.finalPanel(),
@@ -383,6 +411,32 @@ class GamePage {
     this.returnToHand();
     this.announce(m.phase(view));
     this.showTitle();
+    this.ring();
+  }
+
+  /** The turn sound's checkbox, for a seated player (off unless turned on; kept per browser). */
+  soundChoice() {
+    if (!this.seat || this.view.status === "over") return null;
+    return h("label", { class: "check small" },
+      h("input", { type: "checkbox", id: "turn-sound", checked: soundOn(), onchange: (e) => this.setSound(e.target.checked) }),
+      " Play a sound when it becomes my turn while this page is in the background");
+  }
+
+  setSound(on) {
+    if (on) localStorage.setItem(SOUND, "on");
+    else localStorage.removeItem(SOUND);
+    if (on) sound().then((m) => m.prime(), () => {}); // the click lets the page's audio start
+  }
+
+  /** It has just become this seat's turn (a turn it was not already asked to move in): chime,
+   * if the player wants it and the page is in the background. Never for the turn on screen at
+   * load, nor again for the same turn. */
+  ring() {
+    const turn = this.module.yourTurn(this.view) ? JSON.stringify(this.module.turnOf(this.view)) : null;
+    const first = this.waitingOn === undefined;
+    if (turn === this.waitingOn) return;
+    this.waitingOn = turn;
+    if (turn && !first && document.hidden && soundOn()) sound().then((m) => m.chime(), () => {});
   }
 
   /** After a pick, keyboard focus goes back to the hand as soon as it offers the next cards. */

@@ -146,7 +146,7 @@ function seatPanel(view, s, you) {
     { class: `seat${you?.seat === s.seat ? " mine" : ""}`, "aria-label": `Seat ${s.seat + 1}: ${label}`, dataset: { seat: s.seat } },
     h("header", {}, h("h3", {}, label), status),
     h("p", { class: "stats" }, `Score ${s.score} · ${plural(s.puddings, "pudding")} · ${plural(s.hand_size, "card")} in hand`),
-    tableau(s.tableau),
+    tableau(shownTableau(view, s.seat, s.tableau)),
     s.hand?.length ? h("p", {}, "Hand: ", cardList(s.hand)) : null,
     s.pick ? h("p", {}, "Pick: ", cardList(s.pick.cards)) : null,
   );
@@ -162,8 +162,15 @@ function dummyPanel(view) {
     h("header", {}, h("h3", {}, "Dummy")),
     h("p", { class: "muted small" }, "A card-less third player: each turn one of you, in turn, gives it a card from your hand. It scores, but cannot win (", h("a", { href: "#/rules/sushi-go/S17" }, "S17"), ")."),
     h("p", { class: "stats" }, `Score ${d.score} · ${plural(d.puddings, "pudding")} · ${d.pile_size} cards in its pile${controller}`),
-    tableau(d.tableau),
+    tableau(shownTableau(view, view.rules.players, d.tableau)),
   );
+}
+
+/** Once the game is over, its table is the one the last reveal left (last_round), not the
+ * emptied one: the cards the final round scored stay in view with the ranking. */
+function shownTableau(view, seat, current) {
+  if (view.status !== "over" || !view.last_round) return current;
+  return view.last_round.seats.find((s) => s.seat === seat)?.tableau ?? current;
 }
 
 function table(view) {
@@ -371,6 +378,18 @@ function roundTable(r, categories, cell = (round, row, category) => h("td", {}, 
   );
 }
 
+/** The table as the round's last reveal left it (the view's last_round): the cards each seat
+ * scored with, while the view's own table is already the next round's. */
+function lastReveal(view, round) {
+  const last = view.last_round;
+  if (!last || last.round !== round) return null;
+  const name = (seat) => (seat >= view.rules.players ? "Dummy" : seatName(view, seat));
+  return h("div", { class: "table last-reveal", id: "last-reveal", role: "group", "aria-label": `The table at the end of round ${round}` },
+    last.seats.map((s) => h("section", { class: "seat", dataset: { seat: s.seat }, "aria-label": `${name(s.seat)} at the end of round ${round}` },
+      h("header", {}, h("h3", {}, name(s.seat)), h("span", { class: "badge done" }, `+${plural(s.points, "point")}`)),
+      tableau(s.tableau))));
+}
+
 /** What a round's end gave each seat (the API's score sheet), its maki standings and the
  * puddings kept so far (the view): shown before play goes on. */
 export function roundSummary(sheet, round, view) {
@@ -381,6 +400,7 @@ export function roundSummary(sheet, round, view) {
   const puddings = [...view.seats.map((s) => [s.name, s.puddings]), ...(view.dummy ? [["Dummy", view.dummy.puddings]] : [])];
   return [
     h("h2", {}, `Round ${round} scored`),
+    lastReveal(view, round),
     h("div", { class: "score-sheet", tabindex: 0, role: "group", "aria-label": `Round ${round} points` }, roundTable(r, categories)),
     h("p", { class: "maki-standings" }, "Maki standings: ",
       maki.map((row) => `${row.name} ${plural(row.maki?.icons ?? 0, "icon")} → ${row.maki?.points ?? 0}`).join(" · ")),
