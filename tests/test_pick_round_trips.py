@@ -70,8 +70,7 @@ def test_an_http_pick_is_one_round_trip_when_the_process_holds_the_game(
     client = app.test_client()
     game = client.post("/games", json={"game": "sushi-go", "players": 2}).headers["Location"]
     tokens = [
-        client.post(f"{game}/players", json={"name": f"p{i}"}).get_json()["token"]
-        for i in range(2)
+        client.post(f"{game}/players", json={"name": f"p{i}"}).get_json()["token"] for i in range(2)
     ]
     auth = {"Authorization": f"Bearer {tokens[0]}"}
     view = client.get(game, headers=auth).get_json()
