@@ -87,8 +87,8 @@ def main() -> None:
             print(result)
         games = int(os.environ.get("BENCH_GAMES", "2"))
         with store_bench.scratch_table(url) as table, psycopg.connect(url) as conn:
-            name = table.as_string(conn)
-            alone = http_bench.run(url, clients=1, games_per_client=games, floor_table=name)
+            floor_table = table.as_string(conn)
+            alone = http_bench.run(url, clients=1, games_per_client=games, floor_table=floor_table)
         print(alone)
         top = ceiling.run(url)
         print(top)

@@ -112,16 +112,22 @@ def commitment(seed: bytes, digest: str) -> str:
 
 
 def sign(
-    key: Ed25519PrivateKey, game_id: str, version: int, digest: str, seed: bytes
+    key: Ed25519PrivateKey,
+    game_id: str,
+    version: int,
+    digest: str,
+    seed: bytes,
+    kid: str | None = None,
 ) -> dict[str, Any]:
     """A receipt for event ``version`` of ``game_id`` whose hash is ``digest``, signed with
-    ``key``; ``seed`` is the game's secret seed."""
+    ``key``; ``seed`` is the game's secret seed. ``kid``: ``key_id`` of ``key``'s public key,
+    if the caller keeps it (it costs a canonical JSON and a hash to compute)."""
     receipt: dict[str, Any] = {
         "format": FORMAT,
         "game_id": str(game_id),
         "version": version,
         "commitment": commitment(seed, digest),
-        "kid": key_id(key.public_key()),
+        "kid": kid or key_id(key.public_key()),
     }
     receipt["signature"] = b64url(key.sign(signed_bytes(receipt)))
     return receipt

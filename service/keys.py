@@ -52,6 +52,8 @@ class Keyring:
     seed_keys: dict[str, bytes] = field(default_factory=dict)
     active_signing: str = ""
     active_seed: str = ""
+    # The signing keys' thumbprints (receipts' ``kid``), computed once: every receipt names one.
+    _thumbprints: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
     def from_jwks(cls, document: Any) -> Keyring:
@@ -90,7 +92,10 @@ class Keyring:
     def receipt(self, game_id: UUID, version: int, digest: str, seed: bytes) -> dict[str, Any]:
         """A receipt for event ``version`` (hash ``digest``) of a game whose seed is ``seed``."""
         key = self.signing[self.active_signing]
-        return receipts.sign(key, str(game_id), version, digest, seed)
+        kid = self._thumbprints.get(self.active_signing)
+        if kid is None:
+            kid = self._thumbprints[self.active_signing] = receipts.key_id(key.public_key())
+        return receipts.sign(key, str(game_id), version, digest, seed, kid)
 
     def seal_seed(self, game_id: UUID, seed: bytes) -> tuple[bytes, str]:
         """``nonce + AES-GCM(seed)`` under the active seed key, and that key's id."""

@@ -130,6 +130,17 @@ class GameService:
         self._remember(game_id, name, state)
         return Loaded(game_id, adapter, state)
 
+    def last_seen(self, game_id: UUID) -> Loaded | None:
+        """The game as this process last saw it, without asking the database: maybe behind.
+        A move decided on it and appended at its version conflicts if the game moved on
+        meanwhile (and is then decided again on the current state), so a pick costs one round
+        trip when this process holds the game's latest state, which it mostly does."""
+        cached = self._states.get(game_id)
+        if cached is None:
+            return None
+        name, state = cached
+        return Loaded(game_id, adapter_for(name), state)
+
     def state_at(self, loaded: Loaded, version: int) -> Any:
         """The game's state after its first ``version`` events (time travel)."""
         if version == loaded.version:
@@ -393,15 +404,26 @@ class GameService:
         record: IdempotencyRecord | None = None,
     ) -> Loaded:
         """Decide and append ``seat``'s move for ``turn`` (as the move schema loads it);
-        ``loaded`` is the game as just read, if at hand. A move counts only for the turn it
-        names: were it decided for a later one, it would be a pick from a hand its player never
-        saw (a second device, a resend, a race with the turn clock)."""
+        ``loaded`` is the game as this process last saw it, if at hand (``last_seen``: it may
+        be behind). A move counts only for the turn it names: were it decided for a later one,
+        it would be a pick from a hand its player never saw (a second device, a resend, a race
+        with the turn clock).
+
+        Why no read first: the append names the version the move was decided at, so a state
+        that is behind costs a VersionConflict and a decision on the current state, never a
+        wrong answer; and a refusal is only ever judged on a state just read."""
+        current = loaded is None
         for attempt in range(MAX_ATTEMPTS):
             if loaded is None or attempt > 0:
-                loaded = self.load(game_id)
-            _check_turn(loaded, turn)
-            seed = self.seed(game_id)
-            outcome = self._decide(loaded, seed, MakeMove(seat, move, seed))
+                loaded, current = self.load(game_id), True
+            try:
+                _check_turn(loaded, turn)
+                seed = self.seed(game_id)
+                outcome = self._decide(loaded, seed, MakeMove(seat, move, seed))
+            except errors.ServiceError:
+                if current:
+                    raise
+                continue  # judged on a state that may be behind: judge again on the current one
             faults.point("decided")
             try:
                 self.store.append(

@@ -1,13 +1,15 @@
 """Every setting of the service, read from the environment and validated in one place.
 
-``settings()`` reads the environment afresh on each call (tests change it on the fly); a bad
-value raises ``SettingsError`` whose message names the variable, the value and what it must be,
-on one line (``cardroom`` prints it and exits). The README's settings table lists these fields;
+``settings()`` reads the environment afresh on each call (tests change it on the fly; it
+builds them anew only when a variable it reads has changed); a bad value raises
+``SettingsError`` whose message names the variable, the value and what it must be, on one line
+(``cardroom`` prints it and exits). The README's settings table lists these fields;
 tests/test_settings.py checks that it does.
 """
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Literal
 
@@ -152,12 +154,35 @@ def env_name(field: str) -> str:
     return _UNPREFIXED.get(field) or f"CARDROOM_{field.upper()}"
 
 
+_PREFIX = Settings.model_config.get("env_prefix", "").upper()
+_NAMES = {name.upper() for name in _UNPREFIXED.values()}
+_cached: tuple[tuple[tuple[str, str], ...], Settings] | None = None
+
+
 def settings() -> Settings:
-    """The settings as the environment gives them now."""
+    """The settings as the environment gives them now.
+
+    Why a cache: building ``Settings`` costs milliseconds (pydantic-settings inspects every
+    field), and requests ask for it several times each (service/faults.py). It is rebuilt
+    whenever a variable it reads changes, so a test that changes the environment still sees
+    its change at once."""
+    global _cached
+    relevant = tuple(
+        sorted(
+            (name, value)
+            for name, value in os.environ.items()
+            if name.upper().startswith(_PREFIX) or name.upper() in _NAMES
+        )
+    )
+    cached = _cached
+    if cached is not None and cached[0] == relevant:
+        return cached[1]
     try:
-        return Settings()
+        built = Settings()
     except ValidationError as error:
         raise SettingsError(_one_line(error)) from None
+    _cached = (relevant, built)
+    return built
 
 
 def _one_line(error: ValidationError) -> str:

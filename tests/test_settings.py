@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from service.cli.main import main
-from service.settings import Settings, env_name
+from service.settings import Settings, SettingsError, env_name, settings
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -82,3 +82,15 @@ def test_no_setting_is_read_elsewhere() -> None:
         if path.name != "settings.py" and re.search(r"environ(\.get)?[\[(]\"CARDROOM_", text):
             readers.append(str(path.relative_to(ROOT)))
     assert readers == []
+
+
+def test_settings_follow_a_change_of_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """settings() keeps what it built only while the variables it reads stay the same."""
+    monkeypatch.setenv("CARDROOM_POOL_MAX", "7")
+    assert settings().pool_max == 7
+    assert settings() is settings()  # built once for one environment
+    monkeypatch.setenv("CARDROOM_POOL_MAX", "9")
+    assert settings().pool_max == 9
+    monkeypatch.setenv("CARDROOM_POOL_MAX", "zero")
+    with pytest.raises(SettingsError, match="CARDROOM_POOL_MAX"):
+        settings()

@@ -81,6 +81,8 @@ def register(app: Flask) -> None:
 
 
 def _limits(app: Flask) -> None:
+    if not app.config["RATELIMIT_ENABLED"]:
+        return  # why not a disabled Limiter: its wrapper still costs every move a lookup or two
     limiter = Limiter(
         get_remote_address,
         app=app,

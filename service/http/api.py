@@ -1032,7 +1032,8 @@ def make_move(game_id: str) -> Response:
         '503': DatabaseUnavailable
     """
     gid = game_id_of(game_id)
-    loaded = load(gid)
+    # The state this process holds, not read again: the append names its version (play.py).
+    loaded = games().last_seen(gid) or load(gid)
     seat = auth.require_seat(games(), gid)
     keyed = idempotency.begin()  # after authentication: a key is looked up for its client only
     if keyed is not None and keyed.stored is not None:
@@ -1061,7 +1062,7 @@ def move_body(loaded: Loaded) -> dict[str, Any]:
         missing = [f for f in adapter.turn_fields if f in wrong]
         if not missing or set(wrong) - set(missing):
             raise
-    now: dict[str, Any] = adapter.position(loaded.state)
+    now: dict[str, Any] = adapter.position(load(loaded.id).state)  # where it is now, read
     add = ", ".join(f'"{f}": {now[f]}' for f in missing)
     raise Problem(
         400,

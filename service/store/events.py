@@ -12,6 +12,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
+from functools import lru_cache
 from typing import Any, NamedTuple
 from uuid import UUID
 
@@ -204,6 +205,24 @@ WHERE s.client = %s AND s.game_id <> %s AND NOT EXISTS (
 """
 
 
+@lru_cache(maxsize=128)
+def _append_query(rows: int, seat: bool, deadline: bool, record: bool) -> str:
+    """The statement of an ``append`` of that shape: built once, not composed per append.
+    Its parameters: the seat row's, the deadline row's, the record's (those given, in that
+    order), then each event row's."""
+    append = _APPEND.format(values=", ".join(["(%s, %s, %s, %s, %s, %s)"] * rows))
+    with_rows = [
+        row
+        for row, wanted in (
+            (_SEAT_ROW, seat),
+            (_DEADLINE_ROW, deadline),
+            (idempotency_records.ROW, record),
+        )
+        if wanted
+    ]
+    return f"WITH {', '.join(with_rows)} {append}" if with_rows else append
+
+
 def _rows(
     game_id: UUID, first_version: int, previous_hash: str, events: Sequence[Event]
 ) -> list[tuple[Any, ...]]:
@@ -315,25 +334,17 @@ class EventStore:
             raise ValueError("nothing to append")
         previous = self.hash_at(game_id, expected_version)
         rows = _rows(game_id, expected_version + 1, previous, events)
-        values = sql.SQL(", ").join(sql.SQL("(%s, %s, %s, %s, %s, %s)") for _ in rows)
-        query = sql.SQL(_APPEND).format(values=values)
-        params: list[Any] = [value for row in rows for value in row]
-        rows_with: list[sql.Composable] = []
-        with_params: list[Any] = []
+        query = _append_query(
+            len(rows), seat_token is not None, deadline is not None, record is not None
+        )
+        params: list[Any] = []
         if seat_token is not None:
-            rows_with.append(sql.SQL(_SEAT_ROW))
-            with_params += [game_id, *seat_token, client]
+            params += [game_id, *seat_token, client]
         if deadline is not None:
-            rows_with.append(sql.SQL(_DEADLINE_ROW))
-            with_params += [game_id, *deadline]
+            params += [game_id, *deadline]
         if record is not None:
-            rows_with.append(sql.SQL(idempotency_records.ROW))
-            with_params += record.params(game_id, expected_version + len(rows))
-        if rows_with:
-            query = sql.SQL("WITH {rows} {append}").format(
-                rows=sql.SQL(", ").join(rows_with), append=query
-            )
-            params = [*with_params, *params]
+            params += record.params(game_id, expected_version + len(rows))
+        params += [value for row in rows for value in row]
         # One statement, hence atomic even in autocommit, in one round trip.
         metrics.APPENDS.inc()
         try:
