@@ -1,6 +1,6 @@
 """Every setting of the service, read from the environment and validated in one place.
 
-``settings()`` reads the environment afresh on each call (tests change it on the fly); a bad
+``settings()`` follows the environment as it is at each call (tests change it on the fly); a bad
 value raises ``SettingsError`` whose message names the variable, the value and what it must be,
 on one line (``cardroom`` prints it and exits). The README's settings table lists these fields;
 tests/test_settings.py checks that it does.
@@ -8,6 +8,8 @@ tests/test_settings.py checks that it does.
 
 from __future__ import annotations
 
+import functools
+import os
 from pathlib import Path
 from typing import Literal
 
@@ -133,7 +135,26 @@ def env_name(field: str) -> str:
 
 
 def settings() -> Settings:
-    """The settings as the environment gives them now."""
+    """The settings as the environment gives them now. Built once per state of the variables
+    they read: building them costs about a millisecond, and every request asks (the fault
+    points, service/faults.py), which made a fifth of a busy worker's time."""
+    return _settings(_environment())
+
+
+_ENVIRONMENT_NAMES = {name.upper() for name in _UNPREFIXED.values()}
+
+
+def _environment() -> frozenset[tuple[str, str]]:
+    """The variables Settings reads (pydantic-settings matches names in any case)."""
+    return frozenset(
+        (name, value)
+        for name, value in os.environ.items()
+        if name.upper().startswith("CARDROOM_") or name.upper() in _ENVIRONMENT_NAMES
+    )
+
+
+@functools.lru_cache(maxsize=16)
+def _settings(environment: frozenset[tuple[str, str]]) -> Settings:
     try:
         return Settings()
     except ValidationError as error:

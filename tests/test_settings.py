@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from service.cli.main import main
-from service.settings import Settings, env_name
+from service.settings import Settings, SettingsError, env_name, settings
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -65,6 +65,27 @@ def socket_closed() -> Iterator[int]:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         yield sock.getsockname()[1]
+
+
+def test_settings_follow_the_environment_from_call_to_call(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """They are built once per state of the environment (issue 14: building them on every
+    request took a fifth of a busy worker), never kept past a change of it."""
+    monkeypatch.setenv("CARDROOM_POOL_MAX", "7")
+    assert settings().pool_max == 7
+    assert settings() is settings()  # not built again while nothing changed
+    monkeypatch.setenv("CARDROOM_POOL_MAX", "9")
+    assert settings().pool_max == 9
+    monkeypatch.setenv("cardroom_fault_injection", "1")  # any case, as pydantic-settings reads
+    assert settings().fault_injection
+    monkeypatch.delenv("cardroom_fault_injection")
+    monkeypatch.setenv("CARDROOM_POOL_MAX", "0")
+    with pytest.raises(SettingsError):
+        settings()
+    monkeypatch.delenv("CARDROOM_POOL_MAX")
+    assert settings().pool_max == Settings.model_fields["pool_max"].default
+    assert not settings().fault_injection
 
 
 def test_the_readme_lists_every_setting() -> None:
