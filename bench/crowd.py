@@ -39,11 +39,12 @@ class Tally:
     doubled: int = 0
     reconnects: int = 0
     errors: Counter[str] = field(default_factory=Counter)
-    # (game path, version) -> [watchers that read it, when the last of them did (monotonic)]
+    # (game path, version) -> [watchers that read it, when the last of them did (wall clock,
+    # to compare with the event's recorded_at)]
     arrivals: dict[tuple[str, int], list[float]] = field(default_factory=dict)
 
     def arrived(self, path: str, first: int, last: int) -> None:
-        now = time.monotonic()  # CLOCK_MONOTONIC: the same clock in every process
+        now = time.time()
         for version in range(first, last + 1):
             seen = self.arrivals.get((path, version))
             if seen is None:
