@@ -23,6 +23,7 @@ class Flight(Generic[T]):
     result: T | None = None
     error: BaseException | None = None
     memo: dict[Hashable, Any] = field(default_factory=dict)
+    followers: int = 0  # callers that wait for it rather than call themselves
 
 
 class SingleFlight(Generic[T]):
@@ -40,6 +41,8 @@ class SingleFlight(Generic[T]):
             leader = flight is None
             if flight is None:
                 flight = self._flights[key] = Flight()
+            else:
+                flight.followers += 1
         if not leader:
             flight.done.wait()
             if flight.error is not None:
@@ -56,6 +59,6 @@ class SingleFlight(Generic[T]):
                 del self._flights[key]
             flight.done.set()
 
-    def __len__(self) -> int:
+    def in_flight(self, key: Hashable) -> Flight[T] | None:
         with self._lock:
-            return len(self._flights)
+            return self._flights.get(key)
