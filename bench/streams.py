@@ -3,9 +3,10 @@
 Side by side in one run, on one server: the pick load of bench/http_bench.py (32 clients playing
 whole 4-player games) and ``/healthz`` latency with no stream open, then with ``--streams`` open
 connections (event streams and long polls spread over ``--games`` games, half of the streams
-with a seat's bearer token, the others spectators'); fan-out latency (from sending the pick
-that appends an event to the moment the last watcher of that game has read it) for 100 streams
-of one game and for every watcher of the ``--games`` games; memory per open connection (PSS
+with a seat's bearer token, the others spectators'); fan-out latency (from the append, its
+event's ``recorded_at``, and from sending the pick, to the moment the last watcher of that game
+has read the event) for 100 streams of one game and for every watcher of the ``--games``
+games, one pick per game; memory per open connection (PSS
 of the gunicorn master and workers, before and after opening them). Every stream checks that
 it gets each event exactly once, across the reconnections the server asks for.
 

@@ -237,7 +237,7 @@ def wait_past(
     if current.version > after:
         return current
     deadline = monotonic() + seconds
-    listened = hub.listening
+    listened, epoch = hub.listening, hub.epoch
     hub.start()
     if not listened:
         current = load()  # read again now that the hub listens: an append in between is seen
@@ -245,9 +245,12 @@ def wait_past(
         remaining = deadline - monotonic()
         if remaining <= 0 or hub.stopped:
             break
-        hub.wait(game_id, after, remaining, hangup)
+        woken = hub.wait(game_id, after, remaining, hangup)
         if hangup is not None and hangup.gone:
             break
+        if not woken and hub.listening and hub.epoch == epoch:
+            break  # the time is up and no notification was missed: nothing to read again
+        epoch = hub.epoch
         current = _RELOADS.run((game_id, after), load).result or current
     return current
 
