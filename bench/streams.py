@@ -395,11 +395,15 @@ async def run(url: str, streams: int, games_count: int, worker_class: str, proce
         open_seconds = time.monotonic() - opened
         await asyncio.sleep(2)  # the last long polls reach the server
         after_kb = server_pss_kb(server.pid)
-        log("all open; pick load beside them")
-        busy = await measure_phase(port)
+        # Fan-out first: the streams opened together end together (their lifetime, 80-100 %
+        # of CARDROOM_STREAM_SECONDS) and reconnect, a wave the pick load then meets.
         per_game = streams // games_count
-        log("fan-out to every watcher")
+        log("all open; fan-out to every watcher")
         many_fan_out = await fan_out(crowds, api, games, per_game, 8)
+        log("pick load beside them")
+        reconnected = crowds.status()["reconnects"]
+        busy = await measure_phase(port)
+        reconnected = crowds.status()["reconnects"] - reconnected
         many_tally = crowds.close()
         lost = hot_tally["lost"] + many_tally["lost"]
         doubled = hot_tally["doubled"] + many_tally["doubled"]
@@ -413,7 +417,8 @@ async def run(url: str, streams: int, games_count: int, worker_class: str, proce
             f"  no streams      {idle.row()}",
             f"  {streams:>6,} open   {busy.row()}",
             f"  pick p99 ratio {ratio:.2f} (goal <= 1.5); /healthz max with them open "
-            f"{max(busy.healthz) * ms:.1f} ms (goal < 100)",
+            f"{max(busy.healthz) * ms:.1f} ms (goal < 100); {reconnected:,} streams reconnected"
+            " meanwhile (their lifetime ended)",
             "fan-out, until the last watcher of the game read the pick's first event:",
             f"  {HOT_WATCHERS} streams of one game ({HOT_APPENDS} picks): {hot_fan_out.row()}",
             f"  {streams:,} watchers over {games_count:,} games ({per_game} each, "
