@@ -61,7 +61,8 @@ class Options:
     clients: int = 200
     games: int = 50
     workers: int = 3
-    threads: int = 32
+    worker_class: str = "gevent"  # cardroom serve's default; "gthread": the threaded worker
+    threads: int = 32  # per worker, gthread only
     max_delay: float = 0.02  # seconds of random think time before each pick
     retry_share: float = 0.1  # POSTs resent after a client-side timeout or a dropped connection
     duplicate_share: float = 0.05  # POSTs sent twice at once with one key
@@ -130,7 +131,7 @@ class Result:
         s, o = self.stats, self.options
         lines = [
             f"clients {o.clients}, games {len(self.games)} (4-player Sushi Go),"
-            f" {o.workers} gunicorn workers x {o.threads} threads, {self.duration:.1f} s",
+            f" {o.workers} gunicorn {_workers(o)}, {self.duration:.1f} s",
             f"requests {s.requests}, retries {s.retries}, duplicate sends {s.duplicates},"
             f" replayed answers {s.replayed}",
             f"statuses {dict(sorted(s.statuses.items()))}; 5xx (other than outage 503s)"
@@ -195,9 +196,11 @@ class Server:
         host: str = "127.0.0.1",
         prefix: tuple[str, ...] = (),
         env: dict[str, str] | None = None,
+        worker_class: str = "gevent",
     ) -> None:
         self.url, self.port, self.workers, self.threads, self.log = url, port, workers, threads, log
         self.host, self.prefix, self.env = host, prefix, env or {}
+        self.worker_class = worker_class
         self.process: subprocess.Popen[bytes] | None = None
 
     @property
@@ -220,8 +223,8 @@ class Server:
         }
         command = [*self.prefix, sys.executable, "-m", "service.cli.main", "serve"]
         command += ["--host", self.host, "--port", str(self.port)]
-        command += ["--workers", str(self.workers), "--threads", str(self.threads)]
-        command += ["--no-access-log"]
+        command += ["--workers", str(self.workers), "--worker-class", self.worker_class]
+        command += ["--threads", str(self.threads), "--no-access-log"]
         with self.log.open("ab") as log:
             self.process = subprocess.Popen(
                 command, cwd=ROOT, env=env, stdout=log, stderr=log, start_new_session=True
@@ -728,7 +731,10 @@ def run_load(
     if options.db_outage and database is None:
         raise ValueError("a database outage needs the private database (no --url)")
     log = log or Path(tempfile.mkstemp(prefix="cardroom-load-", suffix=".log")[1])
-    servers = servers or [Server(url, free_port(), options.workers, options.threads, log)]
+    kind = options.worker_class
+    servers = servers or [
+        Server(url, free_port(), options.workers, options.threads, log, worker_class=kind)
+    ]
     server = servers[0]
     for each in servers:
         if each.process is None or each.process.poll() is not None:
@@ -799,6 +805,13 @@ def run_load(
     )
 
 
+def _workers(options: Options) -> str:
+    """The server's workers as the summary names them: gevent's hold no thread per request."""
+    if options.worker_class == "gthread":
+        return f"gthread workers x {options.threads} threads"
+    return f"{options.worker_class} workers"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -809,7 +822,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--clients", type=int, default=200)
     parser.add_argument("--games", type=int, default=50)
     parser.add_argument("--workers", type=int, default=3)
-    parser.add_argument("--threads", type=int, default=32)
+    parser.add_argument("--worker-class", default="gevent", choices=["gevent", "gthread"])
+    parser.add_argument("--threads", type=int, default=32, help="threads per worker (gthread)")
     parser.add_argument("--retry-share", type=float, default=0.1)
     parser.add_argument("--duplicate-share", type=float, default=0.05)
     parser.add_argument("--max-delay", type=float, default=0.02, help="seconds before each pick")
@@ -825,6 +839,7 @@ def main(argv: list[str] | None = None) -> int:
         clients=args.clients,
         games=args.games,
         workers=args.workers,
+        worker_class=args.worker_class,
         threads=args.threads,
         max_delay=args.max_delay,
         retry_share=args.retry_share,

@@ -1,14 +1,14 @@
 """Every setting of the service, read from the environment and validated in one place.
 
-``settings()`` reads the environment afresh on each call (tests change it on the fly; it
-builds them anew only when a variable it reads has changed); a bad value raises
-``SettingsError`` whose message names the variable, the value and what it must be, on one line
-(``cardroom`` prints it and exits). The README's settings table lists these fields;
+``settings()`` follows the environment as it is at each call (tests change it on the fly); a bad
+value raises ``SettingsError`` whose message names the variable, the value and what it must be,
+on one line (``cardroom`` prints it and exits). The README's settings table lists these fields;
 tests/test_settings.py checks that it does.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 from pathlib import Path
 from typing import Literal
@@ -154,35 +154,31 @@ def env_name(field: str) -> str:
     return _UNPREFIXED.get(field) or f"CARDROOM_{field.upper()}"
 
 
-_PREFIX = Settings.model_config.get("env_prefix", "").upper()
-_NAMES = {name.upper() for name in _UNPREFIXED.values()}
-_cached: tuple[tuple[tuple[str, str], ...], Settings] | None = None
-
-
 def settings() -> Settings:
-    """The settings as the environment gives them now.
+    """The settings as the environment gives them now. Built once per state of the variables
+    they read: building them costs about a millisecond, and every request asks (the fault
+    points, service/faults.py), which made a fifth of a busy worker's time."""
+    return _settings(_environment())
 
-    Why a cache: building ``Settings`` costs milliseconds (pydantic-settings inspects every
-    field), and requests ask for it several times each (service/faults.py). It is rebuilt
-    whenever a variable it reads changes, so a test that changes the environment still sees
-    its change at once."""
-    global _cached
-    relevant = tuple(
-        sorted(
-            (name, value)
-            for name, value in os.environ.items()
-            if name.upper().startswith(_PREFIX) or name.upper() in _NAMES
-        )
+
+_ENVIRONMENT_NAMES = {name.upper() for name in _UNPREFIXED.values()}
+
+
+def _environment() -> frozenset[tuple[str, str]]:
+    """The variables Settings reads (pydantic-settings matches names in any case)."""
+    return frozenset(
+        (name, value)
+        for name, value in os.environ.items()
+        if name.upper().startswith("CARDROOM_") or name.upper() in _ENVIRONMENT_NAMES
     )
-    cached = _cached
-    if cached is not None and cached[0] == relevant:
-        return cached[1]
+
+
+@functools.lru_cache(maxsize=16)
+def _settings(environment: frozenset[tuple[str, str]]) -> Settings:
     try:
-        built = Settings()
+        return Settings()
     except ValidationError as error:
         raise SettingsError(_one_line(error)) from None
-    _cached = (relevant, built)
-    return built
 
 
 def _one_line(error: ValidationError) -> str:

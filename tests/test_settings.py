@@ -67,6 +67,27 @@ def socket_closed() -> Iterator[int]:
         yield sock.getsockname()[1]
 
 
+def test_settings_follow_the_environment_from_call_to_call(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """They are built once per state of the environment (issue 14: building them on every
+    request took a fifth of a busy worker), never kept past a change of it."""
+    monkeypatch.setenv("CARDROOM_POOL_MAX", "7")
+    assert settings().pool_max == 7
+    assert settings() is settings()  # not built again while nothing changed
+    monkeypatch.setenv("CARDROOM_POOL_MAX", "9")
+    assert settings().pool_max == 9
+    monkeypatch.setenv("cardroom_fault_injection", "1")  # any case, as pydantic-settings reads
+    assert settings().fault_injection
+    monkeypatch.delenv("cardroom_fault_injection")
+    monkeypatch.setenv("CARDROOM_POOL_MAX", "0")
+    with pytest.raises(SettingsError):
+        settings()
+    monkeypatch.delenv("CARDROOM_POOL_MAX")
+    assert settings().pool_max == Settings.model_fields["pool_max"].default
+    assert not settings().fault_injection
+
+
 def test_the_readme_lists_every_setting() -> None:
     readme = (ROOT / "README.md").read_text()
     table = readme.split("<!-- settings:start -->")[1].split("<!-- settings:end -->")[0]

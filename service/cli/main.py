@@ -154,6 +154,7 @@ def serve(
             # (a pool's connections and threads must not be shared across processes).
             "preload_app": False,
             "accesslog": None,  # the app logs each request itself (service/http/observe.py)
+            "logger_class": "service.logs.GunicornLogger",
             "logconfig_dict": logs.gunicorn_logconfig(settings(), access_log),
             "post_worker_init": _end_live_requests_on_exit,
             "child_exit": _forget_worker_metrics,

@@ -13,9 +13,8 @@ import json
 import logging
 import random
 import socket
-import threading
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from time import monotonic
 from typing import Any
 from uuid import UUID
@@ -30,6 +29,7 @@ from service.http.api import connection_settings, game_id_of, games, hub, load, 
 from service.http.hangup import Hangup
 from service.http.schemas import EventRecord, StreamQuery
 from service.live.hub import Hub
+from service.live.shared import SingleFlight
 from service.play import GameService, Loaded
 from service.settings import settings
 from service.store.events import StoreUnavailable
@@ -143,6 +143,9 @@ def stream(game_id: str) -> Response:
     after = _last_event_id()
     if after is None:
         after = query["after"]
+    live = hub()
+    live.start()  # before the stream's first read: no append after it goes unnoticed
+    epoch = live.epoch
     loaded = load(gid)
     seat = auth.optional_seat(games(), gid)
     if loaded.adapter.game.is_over(loaded.state) and after >= loaded.version:
@@ -151,11 +154,15 @@ def stream(game_id: str) -> Response:
         return Response(status=204)
     release = open_streams().admit(request.remote_addr or "")
     try:
-        live = hub()
-        live.start()  # before the first read of the stream: no append after it goes unnoticed
         sock = _stream_socket(request.environ)
         settings = StreamSettings.of(current_app.config)
-        frames = _frames(games(), live, gid, Viewer(seat), after, settings, Hangup(sock))
+        # The read above tells whether there is anything to send yet: a client that resumes
+        # from the last version (most reconnections) costs no further read until the next
+        # append, nor does a reconnection of the hub since (it changes the epoch).
+        behind = after < loaded.version or live.epoch != epoch
+        frames = _frames(
+            games(), live, gid, Viewer(seat), after, settings, Hangup(sock), behind, epoch
+        )
         response = Response(frames, mimetype="text/event-stream")
     except BaseException:
         release()
@@ -199,12 +206,15 @@ def _frames(
     after: int,
     s: StreamSettings,
     hangup: Hangup,
+    behind: bool = True,
+    epoch: int = 0,
 ) -> Iterator[str]:
     """The stream's text: everything after ``after``, then each event as it is appended, until
     the game is over (its last event sent), the stream's lifetime is up, the server stops or
-    the client goes (at once, not at the next write)."""
+    the client goes (at once, not at the next write). ``behind``: whether to read the store
+    before the first wait (False: it was read after the hub listened, at ``epoch``)."""
     with metrics.OPEN_STREAMS.track_inprogress():
-        yield from _stream_frames(service, live, gid, viewer, after, s, hangup)
+        yield from _stream_frames(service, live, gid, viewer, after, s, hangup, behind, epoch)
 
 
 def _stream_frames(
@@ -215,28 +225,29 @@ def _stream_frames(
     after: int,
     s: StreamSettings,
     hangup: Hangup,
+    read: bool,
+    epoch: int,
 ) -> Iterator[str]:
     yield f"retry: {s.retry_ms}\n\n"
     now = monotonic()
     # Each stream ends somewhere in the last fifth of its lifetime: streams opened together
     # (after a restart, by a bench) do not all reconnect together.
     deadline, quiet_until = now + s.lifetime * random.uniform(0.8, 1.0), now + s.heartbeat
-    last, read = after, True
+    last = after
     while True:
         if read:
             epoch = live.epoch
             try:
-                items, over = _read(service, gid, viewer, last)
+                page = _SHARED.read(service, gid, last, viewer)
             except StoreUnavailable as exc:
                 log.warning("stream of %s ends: %s", gid, exc)  # the client resumes from `last`
                 return
-            for item in items:
-                yield _frame(item)
-            if items:
-                last, quiet_until = items[-1]["version"], monotonic() + s.heartbeat
-            if over:
+            if page.text:
+                yield page.text
+                last, quiet_until = page.last, monotonic() + s.heartbeat
+            if page.over:
                 return
-            if len(items) == BATCH:
+            if page.full:
                 continue  # catching up: read on at once
         now = monotonic()
         if now >= deadline:
@@ -252,60 +263,50 @@ def _stream_frames(
         read = woken or live.epoch != epoch or not live.listening
 
 
-def _read(
-    service: GameService, gid: UUID, viewer: Viewer, after: int
-) -> tuple[list[dict[str, Any]], bool]:
-    """Up to BATCH events after ``after`` as ``viewer`` may read them now, and whether the game
-    is over with nothing left after them."""
-    loaded, records = _SHARED.read(service, gid, after)
-    items = service.visible(loaded, records, viewer)
-    last = items[-1]["version"] if items else after
-    return items, loaded.adapter.game.is_over(loaded.state) and last >= loaded.version
+@dataclass(frozen=True)
+class Page:
+    """What one read gives a viewer: the frames of the events it may see (one string: one
+    write), the last version among them, whether the read was a full batch (more may follow)
+    and whether the game is over with nothing left after them."""
+
+    text: str
+    last: int
+    full: bool
+    over: bool
 
 
 class SharedReads:
     """One store read for all the streams of a game that read after the same version at once
-    (an append wakes every watcher of the game together): the first reads, the others wait for
-    its result. Only reads in flight are shared, nothing is kept: one that began before an
-    append may miss it, and then its waiters read again, as the hub still says they are
-    behind."""
+    (an append wakes every watcher of the game together: service/live/shared.py), and one
+    rendering of its frames per kind of viewer (each seat, spectators), so that what each
+    watcher adds is a write."""
 
     def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._flights: dict[tuple[UUID, int], _Flight] = {}
+        self._reads: SingleFlight[tuple[Loaded, list[Any]]] = SingleFlight()
 
-    def read(self, service: GameService, gid: UUID, after: int) -> tuple[Loaded, list[Any]]:
-        key = (gid, after)
-        with self._lock:
-            flight = self._flights.get(key)
-            leader = flight is None
-            if flight is None:
-                flight = self._flights[key] = _Flight()
-        if not leader:
-            flight.done.wait()
-            if flight.error is not None:
-                raise flight.error
+    def read(self, service: GameService, gid: UUID, after: int, viewer: Viewer) -> Page:
+        flight = self._reads.run((gid, after), lambda: _records(service, gid, after))
+        page = flight.memo.get(viewer)
+        if page is None:  # two threads may both render it: the same page, no harm
             assert flight.result is not None
-            return flight.result
-        try:
-            # The state first: the redaction rule judges by a state this recent.
-            loaded = service.load(gid)
-            flight.result = (loaded, service.store.load_records(gid, after, BATCH))
-            return flight.result
-        except BaseException as exc:
-            flight.error = exc
-            raise
-        finally:
-            with self._lock:
-                del self._flights[key]
-            flight.done.set()
+            page = flight.memo[viewer] = _render(service, *flight.result, after, viewer)
+        return page
 
 
-@dataclass
-class _Flight:
-    done: threading.Event = field(default_factory=threading.Event)
-    result: tuple[Loaded, list[Any]] | None = None
-    error: BaseException | None = None
+def _records(service: GameService, gid: UUID, after: int) -> tuple[Loaded, list[Any]]:
+    # The state first: the redaction rule judges by a state this recent.
+    loaded = service.load(gid)
+    return loaded, service.store.load_records(gid, after, BATCH)
+
+
+def _render(
+    service: GameService, loaded: Loaded, records: list[Any], after: int, viewer: Viewer
+) -> Page:
+    items = service.visible(loaded, records, viewer)
+    last = items[-1]["version"] if items else after
+    over = loaded.adapter.game.is_over(loaded.state) and last >= loaded.version
+    text = "".join(_frame(item) for item in items)
+    return Page(text, last, len(items) == BATCH, over)
 
 
 _SHARED = SharedReads()  # per process (each worker imports this module after its fork)

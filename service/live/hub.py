@@ -25,6 +25,7 @@ from uuid import UUID
 
 import psycopg
 
+from service.live.shared import SingleFlight
 from service.store import db
 
 log = logging.getLogger(__name__)
@@ -230,18 +231,28 @@ def wait_past(
 ) -> V:
     """A long poll: ``current`` if its version is past ``after``, else the game as ``load``
     reads it once it is, or once ``seconds`` have passed (whichever comes first; at once when
-    ``hangup``'s client goes: the answer will not be read)."""
+    ``hangup``'s client goes: the answer will not be read). ``load`` must read the same for
+    every long poll of ``game_id`` past ``after``: the long polls woken together share one
+    call (an append wakes them all at once)."""
     if current.version > after:
         return current
     deadline = monotonic() + seconds
+    listened, epoch = hub.listening, hub.epoch
     hub.start()
-    current = load()  # read again now that the hub listens: an append in between is seen
+    if not listened:
+        current = load()  # read again now that the hub listens: an append in between is seen
     while current.version <= after:
         remaining = deadline - monotonic()
         if remaining <= 0 or hub.stopped:
             break
-        hub.wait(game_id, after, remaining, hangup)
+        woken = hub.wait(game_id, after, remaining, hangup)
         if hangup is not None and hangup.gone:
             break
-        current = load()
+        if not woken and hub.listening and hub.epoch == epoch:
+            break  # the time is up and no notification was missed: nothing to read again
+        epoch = hub.epoch
+        current = _RELOADS.run((game_id, after), load).result or current
     return current
+
+
+_RELOADS: SingleFlight[Any] = SingleFlight()  # per process
