@@ -188,13 +188,14 @@ def _audit(records: Sequence[Mapping[str, Any]], report: dict[str, Any]) -> None
     report["seats"] = [r["data"].get("name") for r in records if r["type"] == SEAT_TAKEN]
     events = [_upcast(game, r) for r in records]
 
-    ended = next((r for r in records if r["type"] == GAME_ENDED), None)  # the replay checks
-    # that nothing follows it
+    # the replay checks that nothing follows it
+    at = next((i for i, r in enumerate(records) if r["type"] == GAME_ENDED), None)
+    ended = None if at is None else records[at]
     report["seed"] = seed = _seed(created, ended)
     report["complete"] = ended is not None and not redacted
-    if ended is not None:
-        report["recorded_totals"] = ended["data"].get("totals")
-        report["recorded_winners"] = ended["data"].get("winners")
+    if at is not None:  # as the game's current schema reads it (upcast): seats named
+        report["recorded_totals"] = events[at].data.get("totals")
+        report["recorded_winners"] = events[at].data.get("winners")
     if redacted:
         not_replayed = (
             "the export is redacted (exported before the game ended, as one viewer sees it)"

@@ -98,7 +98,11 @@ def execute(state: State, command: Command) -> tuple[list[Event], State]:
         total = state.total + step
         log.record(Event("counted", {"seat": seat, "step": step, "total": total}))
         if total >= GOAL:
-            data = {"winners": [seat], "totals": [total], "seed": command.seed.hex()}
+            data = {
+                "winners": [seat],
+                "totals": [{"seat": seat, "total": total}],
+                "seed": command.seed.hex(),
+            }
             log.record(Event(GAME_ENDED, data))
     return log.events, log.state
 

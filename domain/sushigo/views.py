@@ -167,8 +167,8 @@ def score_sheet(state: State) -> dict[str, Any]:
         {
             "round": number,
             "seats": [
-                {"seat": seat, "name": names[seat], **scores}
-                for seat, scores in enumerate(round_scores)
+                {"seat": score["seat"], "name": names[score["seat"]], **score}
+                for score in round_scores
             ],
         }
         for number, round_scores in enumerate(state.round_scores, start=1)
@@ -185,7 +185,7 @@ def score_sheet(state: State) -> dict[str, Any]:
     }
     if state.over:
         sheet["puddings"] = [
-            {"seat": seat, "name": names[seat], **score}
-            for seat, score in enumerate(state.pudding_scores)
+            {"seat": score["seat"], "name": names[score["seat"]], **score}
+            for score in state.pudding_scores
         ]
     return sheet
