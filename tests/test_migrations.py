@@ -29,13 +29,14 @@ def test_concurrent_migrations_apply_once(database_url: str) -> None:
             tables = conn.execute(
                 "SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY 1"
             ).fetchall()
-        assert versions == [("0008",)]
+        assert versions == [("0009",)]
         assert [t for (t,) in tables] == [
             "alembic_version",
             "events",
             "game_secrets",
             "games",
             "idempotency_keys",
+            "readiness_probe",
             "seats",
             "turn_deadlines",
         ]
