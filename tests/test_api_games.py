@@ -90,20 +90,21 @@ def check_finished_game(
 
     # Winners and totals: the view, the score sheet and the event log agree (S16).
     assert view["winners"] and set(view["winners"]) <= set(range(players))  # never the dummy
-    assert len(view["totals"]) == scored
-    assert [s["score"] for s in view["seats"]] == view["totals"][:players]
+    assert [t["seat"] for t in view["totals"]] == list(range(scored))
+    totals = [t["total"] for t in view["totals"]]
+    assert [s["score"] for s in view["seats"]] == totals[:players]
     if dummy:
-        assert view["dummy"]["score"] == view["totals"][players]
+        assert view["dummy"]["score"] == totals[players]
         assert view["dummy"]["controller"] is None
-    best = max(view["totals"][:players])
-    assert all(view["totals"][w] == best for w in view["winners"])
+    best = max(totals[:players])
+    assert all(totals[w] == best for w in view["winners"])
     sheet = api.scores(table.game_id)
-    assert [t["total"] for t in sheet["totals"]] == view["totals"]
+    assert sheet["totals"] == view["totals"]  # one shape: {seat, name, total}
     assert sheet["winners"] == view["winners"]
     assert len(sheet["rounds"]) == 3
     for seat in range(scored):
         rounds = sum(r["seats"][seat]["total"] for r in sheet["rounds"])
-        assert rounds + sheet["puddings"][seat]["points"] == view["totals"][seat]
+        assert rounds + sheet["puddings"][seat]["points"] == totals[seat]
     if dummy:
         assert sheet["totals"][players]["name"] == "dummy"
 
@@ -146,7 +147,7 @@ def check_finished_game(
     if view["rules"]["edition"] == "gamewright":
         assert not any("use_wasabi" in p for p in picked)
     replayed = fold(SUSHI_GO, [Event(e["type"], e["data"], e["schema_version"]) for e in events])
-    assert replayed.over and list(replayed.totals) == view["totals"]
+    assert replayed.over and list(replayed.totals) == totals
     assert list(replayed.winners) == view["winners"]
     # A seat's own view says the same.
     mine = table.players[0].client.game(table.game_id)

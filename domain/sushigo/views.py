@@ -50,7 +50,7 @@ def view(state: State, viewer: Viewer) -> dict[str, Any]:
         }
     if state.over:
         result["winners"] = list(state.winners)
-        result["totals"] = list(state.totals)
+        result["totals"] = _totals(state)
         result["seed"] = state.seed
     return result
 
@@ -158,6 +158,16 @@ def visible_event(state: State, event: Event, viewer: Viewer) -> Event:
 # --- the score sheet --------------------------------------------------------------------------
 
 
+def _totals(state: State) -> list[dict[str, Any]]:
+    """``{seat, name, total}`` per scored seat (the dummy, named ``dummy``, last): the view's and
+    the score sheet's ``totals`` alike."""
+    names = [*state.names, *(["dummy"] if state.dummy_seat is not None else [])]
+    return [
+        {"seat": seat, "name": name, "total": total}
+        for seat, (name, total) in enumerate(zip(names, state.totals, strict=False))
+    ]
+
+
 def score_sheet(state: State) -> dict[str, Any]:
     """For every scored round and seat: points per category with the counts behind them."""
     names = [*state.names]
@@ -177,10 +187,7 @@ def score_sheet(state: State) -> dict[str, Any]:
         "categories": list(CATEGORIES),
         "rounds": rounds,
         "puddings": None,
-        "totals": [
-            {"seat": seat, "name": name, "total": total}
-            for seat, (name, total) in enumerate(zip(names, state.totals, strict=False))
-        ],
+        "totals": _totals(state),
         "winners": list(state.winners) if state.over else None,
     }
     if state.over:

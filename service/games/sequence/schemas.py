@@ -232,6 +232,13 @@ class SequenceRulesView(Schema):
     advanced_jacks = fields.Boolean(required=True)
 
 
+class TeamTotal(Schema):
+    team = fields.Integer(required=True, metadata={"minimum": 0, "maximum": 2})
+    total = fields.Integer(
+        required=True, metadata={"description": "Sequences (Q12).", "minimum": 0}
+    )
+
+
 class SequenceView(Schema):
     class Meta:
         description = (
@@ -341,7 +348,8 @@ class SequenceView(Schema):
         metadata={"description": "Once over. The seats of the winning team (none after a draw)."},
     )
     totals = fields.List(
-        fields.Integer(), metadata={"description": "Once over. Sequences per team."}
+        fields.Nested(TeamTotal),
+        metadata={"description": "Once over. Sequences per team (Q12), as `game_ended` has them."},
     )
     seed = fields.String(metadata={"pattern": "^[0-9a-f]{64}$"})
     draw_pile = fields.List(
