@@ -56,12 +56,12 @@ def test_creating_games_is_rate_limited(limited: str) -> None:
 def test_joining_is_rate_limited_apart_from_creating(limited: str, live_server: LiveServer) -> None:
     with ApiClient(live_server.url) as unlimited, ApiClient(limited) as api:
         game = unlimited.create_game(5)
-        api.join(game["id"], "one")
-        api.join(game["id"], "two")
-        response = api.post(f"/games/{game['id']}/players", {"name": "three"})
+        api.join(game["game_id"], "one")
+        api.join(game["game_id"], "two")
+        response = api.post(f"/games/{game['game_id']}/players", {"name": "three"})
         expect_problem(response, 429, "rate_limited")
         assert int(response.headers["Retry-After"]) >= 1
-        assert unlimited.game(game["id"])["version"] == 3  # created, two seats
+        assert unlimited.game(game["game_id"])["version"] == 3  # created, two seats
 
 
 def test_moves_are_rate_limited_per_token(pool: ConnectionPool) -> None:
@@ -103,7 +103,7 @@ def test_a_rate_limited_answer_is_not_stored_for_retries(pool: ConnectionPool) -
         assert "Idempotent-Replayed" not in retried.headers
         replayed = api.post("/games", body, headers=key)
         assert replayed.headers["Idempotent-Replayed"] == "true"
-        assert replayed.json()["id"] == retried.json()["id"]
+        assert replayed.json()["game_id"] == retried.json()["game_id"]
 
 
 def test_limits_are_on_by_default_with_generous_values(

@@ -50,7 +50,7 @@ def test_every_version_of_a_finished_game_is_the_fold_of_its_prefix(
         past = finished.api.get(f"{finished.path}/state", params={"version": version}).json()
         state = fold(SUSHI_GO, events[:version])
         expected = SUSHI_GO.view(state, Viewer(everything=True))
-        assert past == {"id": finished.game_id, **expected}, f"version {version}"
+        assert past == {"game_id": finished.game_id, **expected}, f"version {version}"
     assert past["status"] == "over"
 
 

@@ -179,7 +179,7 @@ def test_bots_play_sequence_and_the_audit_replays_them(api: ApiClient) -> None:
         "random",
         "greedy",
     ]
-    report = api.get(f"/games/{view['id']}/audit").json()
+    report = api.get(f"/games/{view['game_id']}/audit").json()
     assert report["ok"], report
-    moves = [e for e in api.events(view["id"], limit=500) if e["type"] == "card_played"]
+    moves = [e for e in api.events(view["game_id"], limit=500) if e["type"] == "card_played"]
     assert moves and all(e["data"]["by"] == "bot" for e in moves)

@@ -41,9 +41,9 @@ def table(hostile_api: ApiClient) -> Iterator[Table]:
 def sequence_game(hostile_api: ApiClient) -> Iterator[tuple[str, str]]:
     """A started 2-player Sequence game: (its id, seat 0's token)."""
     game = hostile_api.create_game(2, game="sequence")
-    token = hostile_api.join(game["id"], "Seq A")["token"]
-    hostile_api.join(game["id"], "Seq B")
-    yield game["id"], token
+    token = hostile_api.join(game["game_id"], "Seq A")["token"]
+    hostile_api.join(game["game_id"], "Seq B")
+    yield game["game_id"], token
 
 
 @pytest.fixture(scope="module")
@@ -209,7 +209,10 @@ def test_control_characters_and_surrogates_are_refused(
     game = hostile_api.create_game(2)
     request_valid = None if valid is None else False
     response = _post_raw(
-        hostile_api, f"/games/{game['id']}/players", _body_with(text, "join"), valid=request_valid
+        hostile_api,
+        f"/games/{game['game_id']}/players",
+        _body_with(text, "join"),
+        valid=request_valid,
     )
     assert "name" in expect_problem(response, 400, "invalid_request")["errors"]
     for where, field in (("game", "game"), ("bot", "bots")):
@@ -219,7 +222,7 @@ def test_control_characters_and_surrogates_are_refused(
     if valid is not None:  # requests cannot encode a lone surrogate in a URL
         response = hostile_api.get("/games", params={"game": text}, request_valid=False)
         assert "game" in expect_problem(response, 400, "invalid_request")["errors"]
-    assert hostile_api.game(game["id"])["version"] == 1  # nothing was recorded
+    assert hostile_api.game(game["game_id"])["version"] == 1  # nothing was recorded
 
 
 @pytest.mark.parametrize(
@@ -237,18 +240,18 @@ def test_control_characters_and_surrogates_are_refused(
 )
 def test_odd_but_printable_names_round_trip(hostile_api: ApiClient, name: str) -> None:
     game = hostile_api.create_game(2)
-    granted = hostile_api.join(game["id"], name)
+    granted = hostile_api.join(game["game_id"], name)
     assert granted["name"] == name
-    view = hostile_api.game(game["id"])
+    view = hostile_api.game(game["game_id"])
     assert view["seats"][0]["name"] == name
-    events = hostile_api.events(game["id"])
+    events = hostile_api.events(game["game_id"])
     assert events[-1]["data"]["name"] == name
 
 
 def test_forty_one_emoji_are_too_long(hostile_api: ApiClient) -> None:
     game = hostile_api.create_game(2)
     response = hostile_api.post(
-        f"/games/{game['id']}/players", {"name": "🍣" * 41}, request_valid=False
+        f"/games/{game['game_id']}/players", {"name": "🍣" * 41}, request_valid=False
     )
     expect_problem(response, 400, "invalid_request")
 
@@ -285,7 +288,7 @@ def test_very_long_strings(hostile_api: ApiClient, table: Table) -> None:
 )
 def test_invalid_utf8_in_bodies(hostile_api: ApiClient, table: Table, raw: bytes) -> None:
     game = hostile_api.create_game(2)
-    response = _post_raw(hostile_api, f"/games/{game['id']}/players", raw, valid=None)
+    response = _post_raw(hostile_api, f"/games/{game['game_id']}/players", raw, valid=None)
     assert response.status_code == 400, response.text
     assert response.json()["code"] in ("malformed_json", "invalid_request")
 

@@ -137,7 +137,7 @@ def test_a_whole_game_as_the_app_role(app_role_url: str) -> None:
         expect_status(first, 201)
         again = api.post("/games", body, headers=key)
         assert again.headers["Idempotent-Replayed"] == "true"
-        assert again.json()["id"] == first.json()["id"]
-        granted = api.join(first.json()["id"], "Ada")
-        view = api.game(first.json()["id"], token=granted["token"])
+        assert again.json()["game_id"] == first.json()["game_id"]
+        granted = api.join(first.json()["game_id"], "Ada")
+        view = api.game(first.json()["game_id"], token=granted["token"])
         assert view["status"] == "playing" and "turn_deadline" in view

@@ -250,7 +250,7 @@ def test_a_game_defined_in_a_test_is_played_through_the_whole_stack(url: str) ->
     http = requests.Session()
     created = ok(http.post(f"{url}/games", json={"game": NAME, "players": 2}), 201)
     assert (created["game"], created["status"], created["total"]) == (NAME, "waiting", 0)
-    game = f"{url}/games/{created['id']}"
+    game = f"{url}/games/{created['game_id']}"
     tokens = []
     for name in ("Ada", "Bob"):
         seat = ok(http.post(f"{game}/players", json={"name": name}), 201)
@@ -276,7 +276,7 @@ def test_a_game_defined_in_a_test_is_played_through_the_whole_stack(url: str) ->
     assert [e["type"] for e in events].count("counted") == 3
     assert ok(http.get(f"{game}/state", params={"version": 5}))["total"] == 2
     assert ok(http.get(f"{game}/scores")) == {
-        "game_id": created["id"],
+        "game_id": created["game_id"],
         "version": 8,
         "total": 5,
         "winner": 0,

@@ -150,7 +150,7 @@ def seen_versions(query: dict[str, Any]) -> list[int]:
 def view_body(loaded: Loaded, seat: int | None, past: bool = False) -> dict[str, Any]:
     adapter = loaded.adapter
     view = adapter.game.view(loaded.state, Viewer(seat))
-    return adapter.view.dump({"id": loaded.id, **view, **deadline_of(loaded, past)})
+    return adapter.view.dump({"game_id": loaded.id, **view, **deadline_of(loaded, past)})
 
 
 def as_it_was(keyed: idempotency.Keyed) -> Loaded:
@@ -393,7 +393,7 @@ def game_summary(row: GameRow) -> dict[str, Any]:
     """A lobby row: who sits where, free seats, whose move it is (from the public view of the
     game's state, which the service keeps folded for recent games)."""
     summary = {
-        "id": row.id,
+        "game_id": row.id,
         "game": row.game,
         "status": row.status,
         "version": row.version or 0,
@@ -1014,7 +1014,7 @@ def state_at(game_id: str) -> Response:
     past = games().state_at(loaded, version)
     view = game.view(past, Viewer(seat, everything=game.is_over(loaded.state)))
     then = deadline_of(Loaded(gid, loaded.adapter, past), past=True)
-    return json_response(loaded.adapter.view.dump({"id": gid, **view, **then}))
+    return json_response(loaded.adapter.view.dump({"game_id": gid, **view, **then}))
 
 
 @api.get("/games/<game_id>/export")

@@ -146,7 +146,7 @@ class ListGamesQuery(Strict):
         metadata={
             "description": (
                 "`oldest`: games by creation time, oldest first (ties broken by "
-                "`id`); `newest`: the reverse, newest first (e.g. for a lobby)."
+                "`game_id`); `newest`: the reverse, newest first (e.g. for a lobby)."
             )
         },
     )
@@ -242,7 +242,7 @@ class SeatSummary(Schema):
 
 
 class GameSummary(Schema):
-    id = fields.UUID(required=True)
+    game_id = fields.UUID(required=True)
     game = fields.String(required=True)
     status = fields.String(required=True, metadata={"enum": ["waiting", "playing", "over"]})
     version = fields.Integer(required=True, metadata={"minimum": 0})

@@ -250,7 +250,7 @@ class SequenceView(Schema):
             "`winners`, `totals`, `seed`, `draw_pile` and `seats[].hand`."
         )
 
-    id = fields.UUID(required=True)
+    game_id = fields.UUID(required=True)
     game = fields.String(required=True, metadata={"const": SEQUENCE.name})
     status = fields.String(required=True, metadata={"enum": ["waiting", "playing", "over"]})
     version = fields.Integer(required=True, metadata={"minimum": 1})

@@ -305,7 +305,7 @@ class SushiGoView(Schema):
             "`seats[].hand` (once the game is over)."
         )
 
-    id = fields.UUID(required=True)
+    game_id = fields.UUID(required=True)
     game = fields.String(required=True, metadata={"const": SUSHI_GO.name})
     status = fields.String(required=True, metadata={"enum": ["waiting", "playing", "over"]})
     version = fields.Integer(

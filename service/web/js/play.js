@@ -238,9 +238,9 @@ class GamePage {
     if (this.view.turn_seconds) body.turn_seconds = this.view.turn_seconds;
     try {
       const game = await api("POST", "/games", { body });
-      const grant = await api("POST", `/games/${game.id}/players`, { body: { name: this.seat?.name || localStorage.getItem("cardroom.name") || "Player" } });
-      rememberSeat(game.id, grant);
-      location.hash = `#/game/${game.id}`;
+      const grant = await api("POST", `/games/${game.game_id}/players`, { body: { name: this.seat?.name || localStorage.getItem("cardroom.name") || "Player" } });
+      rememberSeat(game.game_id, grant);
+      location.hash = `#/game/${game.game_id}`;
     } catch (error) {
       notify(error.message);
     }
