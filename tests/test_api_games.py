@@ -163,7 +163,7 @@ def test_a_finished_game_is_listed_as_over(api: ApiClient, finished: Table) -> N
             params["after"] = after
         page = api.get("/games", params=params).json()
         seen.update({g["game_id"]: g for g in page["games"]})
-        after = page["next"]
+        after = page["next_after"]
         if after is None:
             break
     summary = seen[finished.game_id]
@@ -187,14 +187,14 @@ def test_games_list_paginates_and_filters(api: ApiClient) -> None:
         assert len(page["games"]) <= 2
         assert all(g["status"] == "waiting" and g["game"] == "sushi-go" for g in page["games"])
         ids += [g["game_id"] for g in page["games"]]
-        after = page["next"]
+        after = page["next_after"]
         if after is None:
             break
     assert len(ids) == len(set(ids))
     positions = [ids.index(game_id) for game_id in mine]
     assert positions == sorted(positions)  # oldest first
     none = api.get("/games", params={"game": "no-such-game"}).json()
-    assert none == {"games": [], "next": None}
+    assert none == {"games": [], "next_after": None}
     # order=oldest is the default: the same games in the same order (others may add games
     # meanwhile, at the end of the list).
     params = {"game": "sushi-go", "limit": 100}
@@ -207,7 +207,7 @@ def test_games_list_paginates_and_filters(api: ApiClient) -> None:
 
 
 def list_all_games(api: ApiClient, params: dict[str, Any]) -> list[dict[str, Any]]:
-    """Every page of ``GET /games`` with these parameters, following ``next``."""
+    """Every page of ``GET /games`` with these parameters, following ``next_after``."""
     games: list[dict[str, Any]] = []
     after = None
     while True:
@@ -216,7 +216,7 @@ def list_all_games(api: ApiClient, params: dict[str, Any]) -> list[dict[str, Any
         page = response.json()
         assert len(page["games"]) <= params["limit"]
         games += page["games"]
-        after = page["next"]
+        after = page["next_after"]
         if after is None:
             return games
 
@@ -975,7 +975,10 @@ def test_the_games_list_narrowed_to_given_ids(api: ApiClient) -> None:
     mine = [api.create_game(3)["game_id"] for _ in range(3)]
     unknown = str(uuid.uuid4())
     page = api.get("/games", params={"ids": ",".join([*mine[:2], unknown]), "limit": 10}).json()
-    assert sorted(g["game_id"] for g in page["games"]) == sorted(mine[:2]) and page["next"] is None
+    assert (
+        sorted(g["game_id"] for g in page["games"]) == sorted(mine[:2])
+        and page["next_after"] is None
+    )
     bad = api.get("/games", params={"ids": "not-a-game"}, request_valid=None)
     expect_problem(bad, 400, "invalid_request")
 

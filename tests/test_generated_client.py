@@ -145,7 +145,9 @@ def test_a_generated_client_plays_a_whole_game(
                 continue
             card = mine.you.hand[0]
             move = models.SushiGoMove(round_=mine.round_, turn=mine.turn, cards=[card])
-            assert isinstance(make_move.sync(view.game_id, client=seat, body=move), models.SushiGoView)
+            assert isinstance(
+                make_move.sync(view.game_id, client=seat, body=move), models.SushiGoView
+            )
         return status
 
     last_id = ""

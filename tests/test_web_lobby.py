@@ -22,7 +22,7 @@ def waiting_ids(base: str) -> list[str]:
             params["after"] = after
         page = requests.get(f"{base}/games", params=params, timeout=10).json()
         ids += [g["game_id"] for g in page["games"]]
-        if not (after := page["next"]):
+        if not (after := page["next_after"]):
             return ids
 
 

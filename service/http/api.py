@@ -334,8 +334,8 @@ def list_games() -> Response:
       summary: List games
       description: |
         Games, oldest first (newest first with `order=newest`), optionally filtered by status
-        and game; keyset-paginated: pass the `next` value of a page as `after`, with the same
-        `order`, to get the following page (`next` is null on the last page). No
+        and game; keyset-paginated: pass the `next_after` value of a page as `after`, with the same
+        `order`, to get the following page (`next_after` is null on the last page). No
         authentication; a listing reveals nothing secret.
       security: []
       responses:
@@ -347,7 +347,7 @@ def list_games() -> Response:
         '400':
           description: |
             - `invalid_request`: an unknown query parameter, or one out of range (see `errors`);
-            - `invalid_cursor`: `after` is not the `next` value of a previous page.
+            - `invalid_cursor`: `after` is not the `next_after` value of a previous page.
           content:
             application/problem+json:
               schema: {$ref: '#/components/schemas/ListGamesBadRequest'}
@@ -375,7 +375,7 @@ def list_games() -> Response:
     page = rows[:limit]
     body = {
         "games": [game_summary(r) for r in page],
-        "next": page[-1].cursor.encode() if len(rows) > limit else None,
+        "next_after": page[-1].cursor.encode() if len(rows) > limit else None,
     }
     return json_response(GAME_LIST.dump(body))
 

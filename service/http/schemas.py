@@ -154,7 +154,7 @@ class ListGamesQuery(Strict):
         validate=validate.Length(max=200),
         metadata={
             "description": (
-                "The opaque `next` value of the previous page. A cursor is a position in "
+                "The opaque `next_after` value of the previous page. A cursor is a position in "
                 "the list, not tied to an order: it lists the games after that position "
                 "in the `order` asked for, so a cursor from an `oldest` page used with "
                 "`order=newest` lists the games created before it (newest first), and "
@@ -274,7 +274,7 @@ class GameSummary(Schema):
 
 class GameList(Schema):
     games = fields.List(fields.Nested(GameSummary), required=True)
-    next = fields.String(
+    next_after = fields.String(
         allow_none=True,
         required=True,
         metadata={"description": "Pass as `after` for the next page; null on the last page."},

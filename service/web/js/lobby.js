@@ -183,7 +183,7 @@ function gameList(status, title, action) {
     try {
       const page = await get(Math.min(shown, 100), null);
       replace(list, page.games.length ? page.games.map((g) => row(g, status, action)) : h("li", { class: "muted" }, "None right now."));
-      next = page.next;
+      next = page.next_after;
       more.hidden = !next;
     } catch (error) {
       notify(error.message);
@@ -198,7 +198,7 @@ function gameList(status, title, action) {
       const have = new Set([...list.children].map((li) => li.dataset.game));
       list.append(...page.games.filter((g) => !have.has(g.game_id)).map((g) => row(g, status, action)));
       shown = list.querySelectorAll("li[data-game]").length;
-      next = page.next;
+      next = page.next_after;
       more.hidden = !next;
     } catch (error) {
       notify(error.message);
