@@ -604,7 +604,7 @@ def test_409_already_picked(module_api: ApiClient) -> None:
     for card in (first, second):
         response = player.client.post(f"{table.path}/moves", {"cards": [card]})
         problem = expect_problem(response, 409, "already_picked")
-        assert problem["details"] == {"round": 1, "turn": 1}
+        assert problem["errors"] == {"round": 1, "turn": 1}
     view = player.client.game(table.game_id)
     assert view["you"]["pick"]["cards"] == [first]  # a pick is final (S4)
     table.close()
@@ -714,7 +714,7 @@ def test_422_moves_that_break_the_rules(module_api: ApiClient, started: Table) -
     problem = expect_problem(
         player.client.post(path, {"cards": [missing]}), 422, "card_not_in_hand"
     )
-    assert problem["details"] == {"hand": sorted(hand)}
+    assert problem["errors"] == {"hand": sorted(hand)}
     problem = expect_problem(
         player.client.post(path, {"cards": hand[:2]}), 422, "chopsticks_not_available"
     )

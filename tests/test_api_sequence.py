@@ -147,7 +147,7 @@ def test_only_the_seat_to_move_may_move_and_hidden_cards_stay_hidden(api: ApiCli
             f"{table.path}/moves", {"card": card, "cell": cell}, request_valid=True
         )
         problem = expect_problem(response, 409, "not_your_turn")
-        assert problem["details"] == {"turn": 1, "seat_to_move": 0}
+        assert problem["errors"] == {"turn": 1, "seat_to_move": 0}
         first = table.players[0]
         first.client.move(
             table.game_id, sequence_move(first.client.game(table.game_id), random.Random(1))

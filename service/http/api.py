@@ -758,10 +758,10 @@ def make_move(game_id: str) -> Response:
             - `game_not_started`: not every seat is taken yet;
             - `game_over`: the game has ended;
             - `already_picked`: this seat has picked this turn already; a pick is final (S4).
-              `details` gives the `round` and `turn`;
+              `errors` gives the `round` and `turn`;
             - `stale_move`: the move names a turn that is over (`round`/`turn` are not the
               game's); nothing was recorded. Read the game and choose again;
-            - `not_your_turn` (Sequence): another seat is to move (Q4); `details` gives the
+            - `not_your_turn` (Sequence): another seat is to move (Q4); `errors` gives the
               `turn` and the `seat_to_move`;
             - `too_many_conflicts`: the game changed under this request too many times in a
               row; send it again after `Retry-After` seconds.
@@ -780,7 +780,7 @@ def make_move(game_id: str) -> Response:
             The pick breaks a rule:
 
             - `card_not_in_hand`: your hand does not hold a named card (as many times as named);
-              `details.hand` lists your hand;
+              `errors.hand` lists your hand;
             - `chopsticks_not_available`: two cards need a chopsticks card placed in an earlier
               turn (S6);
             - `dummy_card_missing`: you control the dummy this turn, name its card (S17);
@@ -794,7 +794,7 @@ def make_move(game_id: str) -> Response:
 
             - `card_not_in_hand`: as above;
             - `card_does_not_match_cell`: a non-jack card goes on a cell showing it (Q6);
-              `details.cells` lists its two cells;
+              `errors.cells` lists its two cells;
             - `cell_occupied`: the cell already holds a chip (Q6);
             - `corner_cell`: no chip goes on a corner (Q9);
             - `no_opponent_chip`: a one-eyed jack removes another team's chip (Q6);
