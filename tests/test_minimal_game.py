@@ -203,7 +203,7 @@ class RaceMove(Strict):
 
 
 class RaceView(Schema):
-    id = fields.UUID(required=True)
+    game_id = fields.UUID(required=True)
     game = fields.String(required=True, metadata={"const": NAME})
     status = fields.String(required=True)
     version = fields.Integer(required=True)
