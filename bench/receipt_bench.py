@@ -42,7 +42,7 @@ def move_cpu(url: str) -> tuple[int, float]:
 def _play(http: Any) -> tuple[int, float]:
     moves, spent = 0, 0.0
     for _ in range(GAMES):
-        game = http.post("/games", json={"game": "sushi-go", "players": 2}).get_json()["id"]
+        game = http.post("/games", json={"game": "sushi-go", "players": 2}).get_json()["game_id"]
         tokens = [
             http.post(f"/games/{game}/players", json={"name": n}).get_json()["token"]
             for n in ("a", "b")

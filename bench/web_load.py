@@ -134,11 +134,11 @@ def _sample(browser: Browser, base: str, samples: dict[str, list[float]]) -> Non
         "/games",
         {"game": "sushi-go", "players": 2, "bots": [{"seat": 1, "kind": "greedy"}]},
     )
-    grant = post(base, f"/games/{game['id']}/players", {"name": "Bench"})
-    seat = {game["id"]: {"seat": grant["seat"], "name": "Bench", "token": grant["token"]}}
+    grant = post(base, f"/games/{game['game_id']}/players", {"name": "Bench"})
+    seat = {game["game_id"]: {"seat": grant["seat"], "name": "Bench", "token": grant["token"]}}
     for kind, path, selector in [
         ("lobby", "/", "#games-playing li[data-game]"),
-        ("game", f"/#/game/{game['id']}", "#hand button.pickable"),
+        ("game", f"/#/game/{game['game_id']}", "#hand button.pickable"),
     ]:
         context = browser.new_context(base_url=base)
         context.add_init_script(

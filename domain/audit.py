@@ -190,12 +190,13 @@ def _audit(records: Sequence[Mapping[str, Any]], report: dict[str, Any]) -> None
 
     # The last event of a game: its end, or its cancellation before the start (both reveal the
     # seed); the replay checks that nothing follows it.
-    ended = next((r for r in records if r["type"] in (GAME_ENDED, GAME_CANCELLED)), None)
+    at = next((i for i, r in enumerate(records) if r["type"] in (GAME_ENDED, GAME_CANCELLED)), None)
+    ended = None if at is None else records[at]
     report["seed"] = seed = _seed(created, ended)
     report["complete"] = ended is not None and not redacted
-    if ended is not None:
-        report["recorded_totals"] = ended["data"].get("totals")
-        report["recorded_winners"] = ended["data"].get("winners")
+    if at is not None:  # as the game's current schema reads it (upcast): seats named
+        report["recorded_totals"] = events[at].data.get("totals")
+        report["recorded_winners"] = events[at].data.get("winners")
     if redacted:
         not_replayed = (
             "the export is redacted (exported before the game ended, as one viewer sees it)"

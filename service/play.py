@@ -162,19 +162,25 @@ class GameService:
     @staticmethod
     def visible(loaded: Loaded, records: Iterable[Any], viewer: Viewer) -> list[dict[str, Any]]:
         """``records`` (of ``store.load_records``) as ``viewer`` may read them, judged by the
-        state ``loaded`` (records past it are left out): one read serves many viewers."""
+        state ``loaded`` (records past it are left out): one read serves many viewers. Each is
+        upcast to its type's current schema, so that a client reads one shape; the export alone
+        gives the stored form (its hashes cover that)."""
         game = loaded.adapter.game
-        return [
-            {
-                "version": r.version,
-                "type": r.type,
-                "schema_version": r.schema_version,
-                "data": game.visible_event(loaded.state, r.event, viewer).data,
-                "recorded_at": r.recorded_at,
-            }
-            for r in records
-            if r.version <= loaded.version
-        ]
+        shown = []
+        for r in records:
+            if r.version > loaded.version:
+                continue
+            event = game.visible_event(loaded.state, game.upcast(r.event), viewer)
+            shown.append(
+                {
+                    "version": r.version,
+                    "type": r.type,
+                    "schema_version": event.schema_version,
+                    "data": event.data,
+                    "recorded_at": r.recorded_at,
+                }
+            )
+        return shown
 
     # --- reads a standby may serve (each falls back to the primary) -------------------------
 

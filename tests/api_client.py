@@ -264,7 +264,7 @@ class ApiClient:
         response = self.post("/games", body)
         expect_status(response, 201)
         view = response.json()
-        assert response.headers["Location"] == f"/games/{view['id']}"
+        assert response.headers["Location"] == f"/games/{view['game_id']}"
         return view
 
     def join(self, game_id: str, name: str) -> dict[str, Any]:
@@ -394,7 +394,7 @@ class Table:
     def open(cls, api: ApiClient, players: int, **rules: Any) -> Table:
         view = api.create_game(players, **rules)
         assert view["status"] == "waiting" and view["version"] == 1
-        table = cls(api, view["id"], view["rules"])
+        table = cls(api, view["game_id"], view["rules"])
         for seat in range(players):
             granted = api.join(table.game_id, f"player {seat} {rng_name()}")
             assert granted["seat"] == seat

@@ -57,12 +57,12 @@ def test_creating_games_is_rate_limited(limited: str) -> None:
 def test_joining_is_rate_limited_apart_from_creating(limited: str, live_server: LiveServer) -> None:
     with ApiClient(live_server.url) as unlimited, ApiClient(limited) as api:
         game = unlimited.create_game(5)
-        api.join(game["id"], "one")
-        api.join(game["id"], "two")
-        response = api.post(f"/games/{game['id']}/players", {"name": "three"})
+        api.join(game["game_id"], "one")
+        api.join(game["game_id"], "two")
+        response = api.post(f"/games/{game['game_id']}/players", {"name": "three"})
         expect_problem(response, 429, "rate_limited")
         assert int(response.headers["Retry-After"]) >= 1
-        assert unlimited.game(game["id"])["version"] == 3  # created, two seats
+        assert unlimited.game(game["game_id"])["version"] == 3  # created, two seats
 
 
 @pytest.mark.parametrize("game", ["sushi-go", "sequence"])
@@ -77,14 +77,14 @@ def test_joins_into_one_game_are_limited_apart_from_other_games(
     }
     with serve_app(create_app(pool=pool, config=config)) as url, ApiClient(url) as api:
         first, second = (api.create_game(4, game=game) for _ in range(2))
-        api.join(first["id"], "one")
-        api.join(first["id"], "two")
-        response = api.post(f"/games/{first['id']}/players", {"name": "three"})
+        api.join(first["game_id"], "one")
+        api.join(first["game_id"], "two")
+        response = api.post(f"/games/{first['game_id']}/players", {"name": "three"})
         problem = expect_problem(response, 429, "rate_limited")
         assert "2 per 1 minute" in problem["detail"]
         assert int(response.headers["Retry-After"]) >= 1
-        api.join(second["id"], "three")  # another game: its own count
-        assert api.game(first["id"])["version"] == 3
+        api.join(second["game_id"], "three")  # another game: its own count
+        assert api.game(first["game_id"])["version"] == 3
 
 
 @pytest.fixture
@@ -101,7 +101,7 @@ def capped(pool: ConnectionPool) -> Iterator[str]:
 @pytest.mark.parametrize("game", ["sushi-go", "sequence"])
 def test_an_address_holds_seats_in_few_waiting_games(capped: str, game: str) -> None:
     with ApiClient(capped) as api:
-        games = [api.create_game(2, game=game)["id"] for _ in range(3)]
+        games = [api.create_game(2, game=game)["game_id"] for _ in range(3)]
         api.join(games[0], "one")
         api.join(games[1], "two")
         response = api.post(f"/games/{games[2]}/players", {"name": "three"})
@@ -117,7 +117,7 @@ def test_an_address_holds_seats_in_few_waiting_games(capped: str, game: str) -> 
 def test_a_seat_left_no_longer_counts_against_the_cap(capped: str, game: str) -> None:
     """Issue 20: a seat given up (``seat_left``) is not held; a cancelled game waits no more."""
     with ApiClient(capped) as api:
-        games = [api.create_game(2, game=game)["id"] for _ in range(3)]
+        games = [api.create_game(2, game=game)["game_id"] for _ in range(3)]
         first = api.join(games[0], "one")
         api.join(games[1], "two")
         expect_problem(
@@ -135,7 +135,7 @@ def test_the_waiting_games_cap_is_off_with_the_rate_limits(pool: ConnectionPool)
     app.extensions["cardroom"].keys = keys.Keyring.from_jwks({"keys": keys.new_pair()})
     with serve_app(app) as url, ApiClient(url) as api:
         for _ in range(3):
-            api.join(api.create_game(2)["id"], "one")
+            api.join(api.create_game(2)["game_id"], "one")
 
 
 def test_moves_are_rate_limited_per_token(pool: ConnectionPool) -> None:
@@ -177,7 +177,7 @@ def test_a_rate_limited_answer_is_not_stored_for_retries(pool: ConnectionPool) -
         assert "Idempotent-Replayed" not in retried.headers
         replayed = api.post("/games", body, headers=key)
         assert replayed.headers["Idempotent-Replayed"] == "true"
-        assert replayed.json()["id"] == retried.json()["id"]
+        assert replayed.json()["game_id"] == retried.json()["game_id"]
 
 
 def test_limits_are_on_by_default_with_generous_values(

@@ -90,20 +90,21 @@ def check_finished_game(
 
     # Winners and totals: the view, the score sheet and the event log agree (S16).
     assert view["winners"] and set(view["winners"]) <= set(range(players))  # never the dummy
-    assert len(view["totals"]) == scored
-    assert [s["score"] for s in view["seats"]] == view["totals"][:players]
+    assert [t["seat"] for t in view["totals"]] == list(range(scored))
+    totals = [t["total"] for t in view["totals"]]
+    assert [s["score"] for s in view["seats"]] == totals[:players]
     if dummy:
-        assert view["dummy"]["score"] == view["totals"][players]
+        assert view["dummy"]["score"] == totals[players]
         assert view["dummy"]["controller"] is None
-    best = max(view["totals"][:players])
-    assert all(view["totals"][w] == best for w in view["winners"])
+    best = max(totals[:players])
+    assert all(totals[w] == best for w in view["winners"])
     sheet = api.scores(table.game_id)
-    assert [t["total"] for t in sheet["totals"]] == view["totals"]
+    assert sheet["totals"] == view["totals"]  # one shape: {seat, name, total}
     assert sheet["winners"] == view["winners"]
     assert len(sheet["rounds"]) == 3
     for seat in range(scored):
         rounds = sum(r["seats"][seat]["total"] for r in sheet["rounds"])
-        assert rounds + sheet["puddings"][seat]["points"] == view["totals"][seat]
+        assert rounds + sheet["puddings"][seat]["points"] == totals[seat]
     if dummy:
         assert sheet["totals"][players]["name"] == "dummy"
 
@@ -146,7 +147,7 @@ def check_finished_game(
     if view["rules"]["edition"] == "gamewright":
         assert not any("use_wasabi" in p for p in picked)
     replayed = fold(SUSHI_GO, [Event(e["type"], e["data"], e["schema_version"]) for e in events])
-    assert replayed.over and list(replayed.totals) == view["totals"]
+    assert replayed.over and list(replayed.totals) == totals
     assert list(replayed.winners) == view["winners"]
     # A seat's own view says the same.
     mine = table.players[0].client.game(table.game_id)
@@ -161,8 +162,8 @@ def test_a_finished_game_is_listed_as_over(api: ApiClient, finished: Table) -> N
         if after:
             params["after"] = after
         page = api.get("/games", params=params).json()
-        seen.update({g["id"]: g for g in page["games"]})
-        after = page["next"]
+        seen.update({g["game_id"]: g for g in page["games"]})
+        after = page["next_after"]
         if after is None:
             break
     summary = seen[finished.game_id]
@@ -173,7 +174,7 @@ def test_a_finished_game_is_listed_as_over(api: ApiClient, finished: Table) -> N
 
 
 def test_games_list_paginates_and_filters(api: ApiClient) -> None:
-    mine = [api.create_game(3)["id"] for _ in range(3)]
+    mine = [api.create_game(3)["game_id"] for _ in range(3)]
     ids: list[str] = []
     after = None
     while True:
@@ -185,27 +186,28 @@ def test_games_list_paginates_and_filters(api: ApiClient) -> None:
         page = response.json()
         assert len(page["games"]) <= 2
         assert all(g["status"] == "waiting" and g["game"] == "sushi-go" for g in page["games"])
-        ids += [g["id"] for g in page["games"]]
-        after = page["next"]
+        ids += [g["game_id"] for g in page["games"]]
+        after = page["next_after"]
         if after is None:
             break
     assert len(ids) == len(set(ids))
     positions = [ids.index(game_id) for game_id in mine]
     assert positions == sorted(positions)  # oldest first
     none = api.get("/games", params={"game": "no-such-game"}).json()
-    assert none == {"games": [], "next": None}
+    assert none == {"games": [], "next_after": None}
     # order=oldest is the default: the same games in the same order (others may add games
     # meanwhile, at the end of the list).
     params = {"game": "sushi-go", "limit": 100}
     explicit = [
-        g["id"] for g in api.get("/games", params={**params, "order": "oldest"}).json()["games"]
+        g["game_id"]
+        for g in api.get("/games", params={**params, "order": "oldest"}).json()["games"]
     ]
-    default = [g["id"] for g in api.get("/games", params=params).json()["games"]]
+    default = [g["game_id"] for g in api.get("/games", params=params).json()["games"]]
     assert default[: len(explicit)] == explicit
 
 
 def list_all_games(api: ApiClient, params: dict[str, Any]) -> list[dict[str, Any]]:
-    """Every page of ``GET /games`` with these parameters, following ``next``."""
+    """Every page of ``GET /games`` with these parameters, following ``next_after``."""
     games: list[dict[str, Any]] = []
     after = None
     while True:
@@ -214,26 +216,26 @@ def list_all_games(api: ApiClient, params: dict[str, Any]) -> list[dict[str, Any
         page = response.json()
         assert len(page["games"]) <= params["limit"]
         games += page["games"]
-        after = page["next"]
+        after = page["next_after"]
         if after is None:
             return games
 
 
 def test_games_list_newest_first(api: ApiClient) -> None:
-    mine = [api.create_game(3)["id"] for _ in range(4)]
+    mine = [api.create_game(3)["game_id"] for _ in range(4)]
     games = list_all_games(
         api, {"game": "sushi-go", "status": "waiting", "order": "newest", "limit": 3}
     )
-    ids = [g["id"] for g in games]
+    ids = [g["game_id"] for g in games]
     assert len(ids) == len(set(ids))  # no game on two pages
     assert set(mine) <= set(ids)  # and none of mine left out
     positions = [ids.index(game_id) for game_id in mine]
     assert positions == sorted(positions, reverse=True)  # the last one made comes first
-    keys = [(datetime.fromisoformat(g["created_at"]), uuid.UUID(g["id"])) for g in games]
+    keys = [(datetime.fromisoformat(g["created_at"]), uuid.UUID(g["game_id"])) for g in games]
     assert keys == sorted(keys, reverse=True)
     # Every game made before mine (and waiting) is on a later page: none is left out.
     oldest = [
-        g["id"]
+        g["game_id"]
         for g in list_all_games(api, {"status": "waiting", "game": "sushi-go", "limit": 100})
     ]
     older = oldest[: oldest.index(mine[0])]  # still waiting now, so waiting then too
@@ -250,13 +252,13 @@ def test_views_before_the_start(api: ApiClient) -> None:
     game = api.create_game(3, edition="zoch")
     assert game["card_names"]["dumpling"] == "mussels"
     assert game["card_names"]["squid_nigiri"] == "tuna_nigiri"
-    granted = api.join(game["id"], "Ada")
+    granted = api.join(game["game_id"], "Ada")
     assert granted["token_type"] == "Bearer" and not granted["started"]
-    view = api.game(game["id"], token=granted["token"])
+    view = api.game(game["game_id"], token=granted["token"])
     assert view["status"] == "waiting"
     assert [s["taken"] for s in view["seats"]] == [True, False, False]
     assert [s["name"] for s in view["seats"]] == ["Ada", None, None]
-    assert api.scores(game["id"])["rounds"] == []
+    assert api.scores(game["game_id"])["rounds"] == []
 
 
 # --- errors ---------------------------------------------------------------------------------------
@@ -353,10 +355,10 @@ JOIN_400 = [
 @pytest.mark.parametrize(("body", "field"), JOIN_400)
 def test_400_invalid_join_body(module_api: ApiClient, body: Any, field: str) -> None:
     game = module_api.create_game(3)
-    response = module_api.post(f"/games/{game['id']}/players", body, request_valid=False)
+    response = module_api.post(f"/games/{game['game_id']}/players", body, request_valid=False)
     problem = expect_problem(response, 400, "invalid_request")
     assert field in problem["errors"], problem
-    assert module_api.game(game["id"])["version"] == 1  # nothing was recorded
+    assert module_api.game(game["game_id"])["version"] == 1  # nothing was recorded
 
 
 MOVE_400 = [
@@ -601,7 +603,7 @@ def test_409_already_picked(module_api: ApiClient) -> None:
     for card in (first, second):
         response = player.client.post(f"{table.path}/moves", {"cards": [card]})
         problem = expect_problem(response, 409, "already_picked")
-        assert problem["details"] == {"round": 1, "turn": 1}
+        assert problem["errors"] == {"round": 1, "turn": 1}
     view = player.client.game(table.game_id)
     assert view["you"]["pick"]["cards"] == [first]  # a pick is final (S4)
     table.close()
@@ -609,9 +611,9 @@ def test_409_already_picked(module_api: ApiClient) -> None:
 
 def test_409_game_not_started(module_api: ApiClient) -> None:
     game = module_api.create_game(3)
-    granted = module_api.join(game["id"], "Early")
+    granted = module_api.join(game["game_id"], "Early")
     response = module_api.post(
-        f"/games/{game['id']}/moves", {"cards": ["tempura"]}, token=granted["token"]
+        f"/games/{game['game_id']}/moves", {"cards": ["tempura"]}, token=granted["token"]
     )
     expect_problem(response, 409, "game_not_started")
 
@@ -711,7 +713,7 @@ def test_422_moves_that_break_the_rules(module_api: ApiClient, started: Table) -
     problem = expect_problem(
         player.client.post(path, {"cards": [missing]}), 422, "card_not_in_hand"
     )
-    assert problem["details"] == {"hand": sorted(hand)}
+    assert problem["errors"] == {"hand": sorted(hand)}
     problem = expect_problem(
         player.client.post(path, {"cards": hand[:2]}), 422, "chopsticks_not_available"
     )
@@ -923,7 +925,7 @@ def test_concurrent_joins_take_distinct_seats(api: ApiClient) -> None:
     def join(i: int) -> requests.Response:
         with api.clone() as client:
             barrier.wait()
-            return client.post(f"/games/{game['id']}/players", {"name": f"p{i}"})
+            return client.post(f"/games/{game['game_id']}/players", {"name": f"p{i}"})
 
     with ThreadPoolExecutor(6) as pool:
         responses = list(pool.map(join, range(6)))
@@ -941,11 +943,11 @@ def test_a_lobby_row_names_the_seats_free_seats_and_whose_move_it_is(api: ApiCli
     GET /games, not one request per game."""
     body = {"game": "sushi-go", "players": 3, "bots": [{"seat": 2, "kind": "greedy"}]}
     created = api.post("/games", json=body).json()
-    game_id = created["id"]
+    game_id = created["game_id"]
 
     def row() -> dict[str, Any]:
         games = list_all_games(api, {"game": "sushi-go", "order": "newest", "limit": 100})
-        return next(g for g in games if g["id"] == game_id)
+        return next(g for g in games if g["game_id"] == game_id)
 
     waiting = row()
     assert waiting["free_seats"] == 2 and waiting["waiting_for"] == []
@@ -969,10 +971,13 @@ def test_a_lobby_row_names_the_seats_free_seats_and_whose_move_it_is(api: ApiCli
 
 def test_the_games_list_narrowed_to_given_ids(api: ApiClient) -> None:
     """A client lists its own games (the seats it holds) in one request."""
-    mine = [api.create_game(3)["id"] for _ in range(3)]
+    mine = [api.create_game(3)["game_id"] for _ in range(3)]
     unknown = str(uuid.uuid4())
     page = api.get("/games", params={"ids": ",".join([*mine[:2], unknown]), "limit": 10}).json()
-    assert sorted(g["id"] for g in page["games"]) == sorted(mine[:2]) and page["next"] is None
+    assert (
+        sorted(g["game_id"] for g in page["games"]) == sorted(mine[:2])
+        and page["next_after"] is None
+    )
     bad = api.get("/games", params={"ids": "not-a-game"}, request_valid=None)
     expect_problem(bad, 400, "invalid_request")
 
@@ -987,14 +992,14 @@ def test_a_game_that_cannot_be_folded_is_listed_without_its_seats(
     store = EventStore(pool)
     odd, broken = uuid.uuid4(), uuid.uuid4()
     store.create_game(odd, "checkers", b"s" * 32, [Event("game_created", {"seats": 2})])
-    good = api.create_game(2)["id"]
+    good = api.create_game(2)["game_id"]
     created = api.get(f"/games/{good}/events").json()["events"][0]
     bad_pick = {"seat": 0, "round": 1, "turn": 1, "cards": ["tempura"], "chopsticks": False}
     events = [Event("game_created", created["data"]), Event("card_picked", bad_pick)]
     store.create_game(broken, "sushi-go", b"s" * 32, events)
     ids = ",".join([str(odd), str(broken), good])
     page = api.get("/games", params={"ids": ids, "limit": 10}).json()
-    rows = {g["id"]: g for g in page["games"]}
+    rows = {g["game_id"]: g for g in page["games"]}
     assert set(rows) == {str(odd), str(broken), good}
     assert rows[str(odd)]["seats"] == [] and rows[str(broken)]["seats"] == []
     assert len(rows[good]["seats"]) == 2

@@ -123,7 +123,7 @@ def moves_by(events: list[dict[str, Any]], seat: int) -> list[str | None]:
 def test_a_seat_left_before_the_start_is_free_again_and_its_token_stops(
     api: ApiClient, game: str, players: int
 ) -> None:
-    gid = api.create_game(players, game=game)["id"]
+    gid = api.create_game(players, game=game)["game_id"]
     ann, bob = api.join(gid, "Ann"), api.join(gid, "Bob")
     response = api.post(f"/games/{gid}/leave", token=ann["token"])
     expect_status(response, 200)
@@ -132,7 +132,7 @@ def test_a_seat_left_before_the_start_is_free_again_and_its_token_stops(
     assert view["seats"][0]["taken"] is False and view["seats"][0]["name"] is None
     assert view["seats"][1]["name"] == "Bob" and view["status"] == "waiting"
     listed = api.get("/games", params={"status": "waiting", "game": game, "limit": 100}).json()
-    row = next(g for g in listed["games"] if g["id"] == gid)
+    row = next(g for g in listed["games"] if g["game_id"] == gid)
     assert row["free_seats"] == players - 1
 
     for path, method in ((f"/games/{gid}", "GET"), (f"/games/{gid}/leave", "POST")):
@@ -164,11 +164,11 @@ def test_a_seat_left_before_the_start_is_free_again_and_its_token_stops(
 
 
 def test_leaving_needs_the_seats_token(api: ApiClient) -> None:
-    gid = api.create_game(2)["id"]
+    gid = api.create_game(2)["game_id"]
     expect_problem(
         api.post(f"/games/{gid}/leave", token=None, request_valid=False), 401, "missing_token"
     )
-    other = api.create_game(2)["id"]
+    other = api.create_game(2)["game_id"]
     stranger = api.join(other, "Stranger")
     expect_problem(api.post(f"/games/{gid}/leave", token=stranger["token"]), 403, "not_your_game")
 
@@ -180,7 +180,7 @@ def test_leaving_needs_the_seats_token(api: ApiClient) -> None:
 def test_a_resigned_seat_is_played_by_the_greedy_bot_to_the_end(
     api: ApiClient, game: str, players: int
 ) -> None:
-    gid = api.create_game(players, game=game)["id"]
+    gid = api.create_game(players, game=game)["game_id"]
     seats = [api.join(gid, f"P{seat}") for seat in range(players)]
     quitter = seats[1]
     expect_problem(
@@ -209,7 +209,7 @@ def test_a_resigned_seat_is_played_by_the_greedy_bot_to_the_end(
 
 @pytest.mark.parametrize(("game", "players"), GAMES)
 def test_a_resigned_seats_token_moves_no_more(api: ApiClient, game: str, players: int) -> None:
-    gid = api.create_game(players, game=game)["id"]
+    gid = api.create_game(players, game=game)["game_id"]
     seats = [api.join(gid, f"P{seat}") for seat in range(players)]
     quitter = seats[0]
     before = api.game(gid, token=quitter["token"])
@@ -228,7 +228,7 @@ def test_a_resigned_seats_token_moves_no_more(api: ApiClient, game: str, players
 
 
 def test_resigning_before_the_start_is_refused(api: ApiClient) -> None:
-    gid = api.create_game(2, game="sequence")["id"]
+    gid = api.create_game(2, game="sequence")["game_id"]
     ann = api.join(gid, "Ann")
     problem = expect_problem(
         api.post(f"/games/{gid}/resign", token=ann["token"]), 409, "game_not_started"
@@ -243,7 +243,7 @@ def test_resigning_before_the_start_is_refused(api: ApiClient) -> None:
 def test_a_game_that_does_not_fill_in_time_is_cancelled(
     lapi: ApiClient, limited: LiveServer, game: str, players: int
 ) -> None:
-    gid = lapi.create_game(players, game=game)["id"]
+    gid = lapi.create_game(players, game=game)["game_id"]
     ann = lapi.join(gid, "Ann")
     clock = sweeper(limited)
     assert clock.sweep(later(FILL / 2), [UUID(gid)]) == 0  # not due yet
@@ -252,7 +252,7 @@ def test_a_game_that_does_not_fill_in_time_is_cancelled(
     view = lapi.game(gid)
     assert view["status"] == "cancelled"
     listed = lapi.get("/games", params={"status": "cancelled", "game": game, "limit": 100})
-    row = next(g for g in listed.json()["games"] if g["id"] == gid)
+    row = next(g for g in listed.json()["games"] if g["game_id"] == gid)
     assert row["status"] == "cancelled" and row["free_seats"] == 0
     problem = expect_problem(
         lapi.post(f"/games/{gid}/players", {"name": "Late"}), 409, "game_cancelled"
@@ -276,7 +276,7 @@ def test_a_game_that_does_not_fill_in_time_is_cancelled(
 def test_a_stalled_sushi_go_turn_has_its_idle_seats_taken_over(
     lapi: ApiClient, limited: LiveServer
 ) -> None:
-    gid = lapi.create_game(3)["id"]
+    gid = lapi.create_game(3)["game_id"]
     ann, *idle = [lapi.join(gid, name) for name in ("Ann", "Bob", "Cid")]
     view = lapi.game(gid, token=ann["token"])
     assert "turn_deadline" not in view  # no turn clock: only the stall limit
@@ -306,7 +306,7 @@ def test_a_stalled_sushi_go_turn_has_its_idle_seats_taken_over(
 def test_a_stalled_sequence_turn_is_taken_over_for_its_team(
     lapi: ApiClient, limited: LiveServer
 ) -> None:
-    gid = lapi.create_game(2, game="sequence")["id"]
+    gid = lapi.create_game(2, game="sequence")["game_id"]
     idle, active = lapi.join(gid, "Idle"), lapi.join(gid, "Active")
     clock = sweeper(limited)
     assert clock.sweep(later(STALL / 2), [UUID(gid)]) == 0
@@ -324,7 +324,7 @@ def test_a_stalled_sequence_turn_is_taken_over_for_its_team(
 def test_a_timed_turn_is_left_to_the_turn_clock(lapi: ApiClient, limited: LiveServer) -> None:
     """A turn clock shorter than the stall limit times turns out as before: no take-over."""
     response = lapi.post("/games", {"game": "sushi-go", "players": 2, "turn_seconds": 5})
-    gid = response.json()["id"]
+    gid = response.json()["game_id"]
     lapi.join(gid, "A")
     lapi.join(gid, "B")
     assert sweeper(limited).sweep(later(STALL * 2), [UUID(gid)]) == 2  # two clock picks
@@ -340,7 +340,7 @@ def test_a_timed_turn_is_left_to_the_turn_clock(lapi: ApiClient, limited: LiveSe
 def test_a_retried_leave_or_resignation_gets_its_first_answer(
     api: ApiClient, game: str, players: int
 ) -> None:
-    gid = api.create_game(players, game=game)["id"]
+    gid = api.create_game(players, game=game)["game_id"]
     ann = api.join(gid, "Ann")
     key = {"Idempotency-Key": str(uuid4())}
     first = api.post(f"/games/{gid}/leave", token=ann["token"], headers=key)

@@ -51,7 +51,7 @@ def test_every_version_of_a_finished_game_is_the_fold_of_its_prefix(
         state = fold(SUSHI_GO, events[:version])
         expected = SUSHI_GO.view(state, Viewer(everything=True))
         # ``visibility`` is the service's (a private game's row), not the game's state
-        assert past == {"id": finished.game_id, **expected, "visibility": "public"}, version
+        assert past == {"game_id": finished.game_id, **expected, "visibility": "public"}, version
     assert past["status"] == "over"
 
 

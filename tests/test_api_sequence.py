@@ -147,7 +147,7 @@ def test_only_the_seat_to_move_may_move_and_hidden_cards_stay_hidden(api: ApiCli
             f"{table.path}/moves", {"card": card, "cell": cell}, request_valid=True
         )
         problem = expect_problem(response, 409, "not_your_turn")
-        assert problem["details"] == {"turn": 1, "seat_to_move": 0}
+        assert problem["errors"] == {"turn": 1, "seat_to_move": 0}
         first = table.players[0]
         first.client.move(
             table.game_id, sequence_move(first.client.game(table.game_id), random.Random(1))
@@ -179,7 +179,7 @@ def test_bots_play_sequence_and_the_audit_replays_them(api: ApiClient) -> None:
         "random",
         "greedy",
     ]
-    report = api.get(f"/games/{view['id']}/audit").json()
+    report = api.get(f"/games/{view['game_id']}/audit").json()
     assert report["ok"], report
-    moves = [e for e in api.events(view["id"], limit=500) if e["type"] == "card_played"]
+    moves = [e for e in api.events(view["game_id"], limit=500) if e["type"] == "card_played"]
     assert moves and all(e["data"]["by"] == "bot" for e in moves)

@@ -204,11 +204,11 @@ def test_a_changed_round_score_breaks_the_scores_at_its_version(round_: int) -> 
 def test_changed_totals_break_the_scores_at_the_end() -> None:
     records = finished_export()
     end = len(records)
-    tampered = rechain(edited(records, end, lambda r: r["data"]["totals"].__setitem__(0, 999)))
+    tampered = rechain(edited(records, end, lambda r: r["data"]["totals"][0].update(total=999)))
     report = audit(tampered)
     assert report["scores"]["first_bad_version"] == end
     assert report["points"]["first_bad_version"] == end
-    assert report["recorded_totals"][0] == 999 != report["totals"][0]
+    assert report["recorded_totals"][0] == {"seat": 0, "total": 999} != report["totals"][0]
 
 
 def test_a_deleted_event_re_chained_breaks_the_replay() -> None:
@@ -226,7 +226,10 @@ def test_a_deleted_event_re_chained_breaks_the_replay() -> None:
 def test_provenance_adds_up_to_every_round_and_total(variant: str) -> None:
     records = finished_export(variant, 5)
     sections = audit(records)["provenance"]
-    rounds = [r["data"]["scores"] for r in records if r["type"] == "round_scored"]
+    # events name their seats (round_scored/game_ended v2)
+    rounds = [
+        {s["seat"]: s for s in r["data"]["scores"]} for r in records if r["type"] == "round_scored"
+    ]
     assert [s["kind"] for s in sections] == ["round", "round", "round", "end"]
     totals = [0] * len(rounds[0])
     for section, scores in zip(sections, rounds, strict=False):
@@ -236,10 +239,12 @@ def test_provenance_adds_up_to_every_round_and_total(variant: str) -> None:
             totals[seat["seat"]] += points
     end = sections[-1]
     ended = records[-1]["data"]
+    puddings = {p["seat"]: p for p in ended["puddings"]}
     for seat in end["seats"]:
-        assert seat["points"] == ended["puddings"][seat["seat"]]["points"]
+        assert seat["points"] == puddings[seat["seat"]]["points"]
         totals[seat["seat"]] += seat["points"]
-    assert totals == ended["totals"] == [s["total"] for s in end["seats"]]
+    recorded = {t["seat"]: t["total"] for t in ended["totals"]}
+    assert dict(enumerate(totals)) == recorded == {s["seat"]: s["total"] for s in end["seats"]}
     assert end["winners"] == ended["winners"]
 
 

@@ -31,7 +31,7 @@ def test_two_guide_bots_play_a_game_to_the_end(
     bot = tmp_path / "bot.py"
     bot.write_text(guide_bot())
     game = api.create_game(2)
-    url = f"{live_server.url}/games/{game['id']}"
+    url = f"{live_server.url}/games/{game['game_id']}"
     bots = [
         subprocess.Popen(
             [sys.executable, str(bot), url, name], stdout=subprocess.PIPE, stderr=subprocess.PIPE
@@ -43,7 +43,7 @@ def test_two_guide_bots_play_a_game_to_the_end(
         out, err = process.communicate(timeout=120)
         assert process.returncode == 0, err.decode()
         results.append(json.loads(out.decode().strip().splitlines()[-1]))
-    final = api.game(game["id"])
+    final = api.game(game["game_id"])
     assert final["status"] == "over"
     assert sorted(r["seat"] for r in results) == [0, 1]
     assert all(r["totals"] == final["totals"] for r in results)
@@ -60,7 +60,7 @@ def test_the_guide_bot_creates_and_plays_each_game(
     assert run.returncode == 0, run.stderr
     result = json.loads(run.stdout.strip().splitlines()[-1])
     assert result["seat"] == 0
-    final = api.game(result["id"])
+    final = api.game(result["game_id"])
     assert final["game"] == kind and final["status"] == "over"
     assert result["totals"] == final["totals"]
     assert final["seats"][0]["name"] == "Ada"

@@ -276,7 +276,7 @@ def test_idle_streams_and_slow_loris_do_not_delay_a_pick(server: Served, table: 
     cap) and 50 slow-loris connections: a pick's median and 90th percentile stay within the
     bench's tolerance of what they are without them."""
     with ApiClient(server.url) as api:
-        idle_game = api.create_game(2)["id"]
+        idle_game = api.create_game(2)["game_id"]
     pick_latencies(table, 4)  # warm up: the connections, the state cache
     alone = pick_latencies(table, 20)
     with ExitStack() as stack:

@@ -25,6 +25,7 @@ DISTRIBUTION: dict[str, str | None] = {
     # own key, never joined with the game tables.
     "idempotency_keys": None,
     "alembic_version": None,  # one row: a local table of the coordinator
+    "readiness_probe": None,  # /readyz's scratch row (0011): a local table of the coordinator
 }
 
 # Keys of distributed tables without the distribution column: what has to change, and why it

@@ -26,7 +26,7 @@ def test_the_default_page_holds_a_whole_game(api: ApiClient, body: dict) -> None
     assert created.status_code == 201, created.text
     game = created.json()
     assert game["status"] == "over"  # an all-bot game plays itself at creation
-    page = api.get(f"/games/{game['id']}/events").json()
+    page = api.get(f"/games/{game['game_id']}/events").json()
     assert page["next_after"] is None
     assert len(page["events"]) == game["version"]
     assert page["events"][-1]["type"] == "game_ended"

@@ -140,4 +140,6 @@ def test_a_create_resent_after_a_crash_creates_one_game(server: str) -> None:
     listed = requests.get(f"{server}/games?order=newest&limit=50", timeout=30).json()["games"]
     created = resent_twice(server, "/games", body, key, None, 201)
     assert created.headers[REPLAYED] == "true"
-    assert created.json()["id"] in {g["id"] for g in listed}  # that game, not a second one
+    assert created.json()["game_id"] in {
+        g["game_id"] for g in listed
+    }  # that game, not a second one

@@ -132,20 +132,22 @@ def test_a_generated_client_plays_a_whole_game(
     assert isinstance(view, models.SushiGoView), view
     seats = []
     for name in ("gen-a", "gen-b"):
-        granted = join_game.sync(view.id, client=anonymous, body=models.JoinRequest(name=name))
+        granted = join_game.sync(view.game_id, client=anonymous, body=models.JoinRequest(name=name))
         assert isinstance(granted, models.SeatGranted), granted
         seats.append(generated.AuthenticatedClient(base_url=live_server.url, token=granted.token))
 
     def play_turn() -> str:
         status = ""
         for seat in seats:
-            mine = get_game.sync(view.id, client=seat)
+            mine = get_game.sync(view.game_id, client=seat)
             status = str(mine.status.value if hasattr(mine.status, "value") else mine.status)
             if status != "playing" or mine.you.pick is not None or not mine.you.hand:
                 continue
             card = mine.you.hand[0]
             move = models.SushiGoMove(round_=mine.round_, turn=mine.turn, cards=[card])
-            assert isinstance(make_move.sync(view.id, client=seat, body=move), models.SushiGoView)
+            assert isinstance(
+                make_move.sync(view.game_id, client=seat, body=move), models.SushiGoView
+            )
         return status
 
     last_id = ""
@@ -156,7 +158,7 @@ def test_a_generated_client_plays_a_whole_game(
         httpx_client = seats[0].get_httpx_client()
         headers = {"Last-Event-ID": last_id} if last_id else {}
         with httpx_client.stream(
-            "GET", f"/games/{view.id}/stream", headers=headers, timeout=60
+            "GET", f"/games/{view.game_id}/stream", headers=headers, timeout=60
         ) as response:
             assert response.status_code == 200
             for event_id, kind in sse_events(response):
@@ -166,6 +168,6 @@ def test_a_generated_client_plays_a_whole_game(
                 if kind == "game_ended":
                     status = "over"
                     break
-    final = get_game.sync(view.id, client=anonymous)
+    final = get_game.sync(view.game_id, client=anonymous)
     assert str(final.status.value if hasattr(final.status, "value") else final.status) == "over"
     assert final.winners

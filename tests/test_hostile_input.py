@@ -41,9 +41,9 @@ def table(hostile_api: ApiClient) -> Iterator[Table]:
 def sequence_game(hostile_api: ApiClient) -> Iterator[tuple[str, str]]:
     """A started 2-player Sequence game: (its id, seat 0's token)."""
     game = hostile_api.create_game(2, game="sequence")
-    token = hostile_api.join(game["id"], "Seq A")["token"]
-    hostile_api.join(game["id"], "Seq B")
-    yield game["id"], token
+    token = hostile_api.join(game["game_id"], "Seq A")["token"]
+    hostile_api.join(game["game_id"], "Seq B")
+    yield game["game_id"], token
 
 
 @pytest.fixture(scope="module")
@@ -211,9 +211,9 @@ def test_control_characters_and_surrogates_are_refused(
     # A seat's name (a person's or a bot's) is the name rule's (422 saying why, test_names.py);
     # the game's kind is the schema's (400).
     response = _post_raw(
-        hostile_api, f"/games/{game['id']}/players", _body_with(text, "join"), valid=None
+        hostile_api, f"/games/{game['game_id']}/players", _body_with(text, "join"), valid=None
     )
-    assert expect_problem(response, 422, "invalid_name")["details"]["reason"] in (
+    assert expect_problem(response, 422, "invalid_name")["errors"]["reason"] in (
         "control",
         "not_text",
     )
@@ -224,7 +224,7 @@ def test_control_characters_and_surrogates_are_refused(
     if valid is not None:  # requests cannot encode a lone surrogate in a URL
         response = hostile_api.get("/games", params={"game": text}, request_valid=False)
         assert "game" in expect_problem(response, 400, "invalid_request")["errors"]
-    assert hostile_api.game(game["id"])["version"] == 1  # nothing was recorded
+    assert hostile_api.game(game["game_id"])["version"] == 1  # nothing was recorded
 
 
 @pytest.mark.parametrize(
@@ -242,18 +242,18 @@ def test_control_characters_and_surrogates_are_refused(
 )
 def test_odd_but_printable_names_round_trip(hostile_api: ApiClient, name: str) -> None:
     game = hostile_api.create_game(2)
-    granted = hostile_api.join(game["id"], name)
+    granted = hostile_api.join(game["game_id"], name)
     assert granted["name"] == name
-    view = hostile_api.game(game["id"])
+    view = hostile_api.game(game["game_id"])
     assert view["seats"][0]["name"] == name
-    events = hostile_api.events(game["id"])
+    events = hostile_api.events(game["game_id"])
     assert events[-1]["data"]["name"] == name
 
 
 def test_thirty_three_emoji_are_too_long(hostile_api: ApiClient) -> None:
     game = hostile_api.create_game(2)
-    response = hostile_api.post(f"/games/{game['id']}/players", {"name": "🍣" * 33})
-    assert expect_problem(response, 422, "invalid_name")["details"] == {"reason": "too_long"}
+    response = hostile_api.post(f"/games/{game['game_id']}/players", {"name": "🍣" * 33})
+    assert expect_problem(response, 422, "invalid_name")["errors"] == {"reason": "too_long"}
 
 
 def test_very_long_strings(hostile_api: ApiClient, table: Table) -> None:
@@ -288,7 +288,7 @@ def test_very_long_strings(hostile_api: ApiClient, table: Table) -> None:
 )
 def test_invalid_utf8_in_bodies(hostile_api: ApiClient, table: Table, raw: bytes) -> None:
     game = hostile_api.create_game(2)
-    response = _post_raw(hostile_api, f"/games/{game['id']}/players", raw, valid=None)
+    response = _post_raw(hostile_api, f"/games/{game['game_id']}/players", raw, valid=None)
     # A surrogate decoded from its (invalid) UTF-8 bytes reaches the name rule: 422.
     assert (response.status_code, response.json()["code"]) in (
         (400, "malformed_json"),

@@ -94,13 +94,13 @@ def test_creating_a_game_is_idempotent(api: ApiClient) -> None:
     again = api.post("/games", body, headers=key)
     same(first, again)  # the same game: a second one would have another id
     assert again.headers[REPLAYED] == "true"
-    assert again.headers["Location"] == f"/games/{first.json()['id']}"
+    assert again.headers["Location"] == f"/games/{first.json()['game_id']}"
     other = api.post("/games", body, headers=new_key())
-    assert other.json()["id"] != first.json()["id"]
+    assert other.json()["game_id"] != first.json()["game_id"]
 
 
 def test_joining_is_idempotent_and_the_replay_holds_the_same_token(api: ApiClient) -> None:
-    game = api.create_game(3)["id"]
+    game = api.create_game(3)["game_id"]
     key = new_key()
     first = api.post(f"/games/{game}/players", {"name": "Ada"}, headers=key)
     expect_status(first, 201)
@@ -215,7 +215,7 @@ def test_the_same_pick_sent_at_once_picks_once(api: ApiClient, table: Table) -> 
 
 
 def test_the_same_join_sent_at_once_takes_one_seat(api: ApiClient) -> None:
-    game = api.create_game(4)["id"]
+    game = api.create_game(4)["game_id"]
     key = new_key()
 
     def send() -> requests.Response:
@@ -301,7 +301,7 @@ def test_a_malformed_key_is_refused(api: ApiClient, table: Table, value: str) ->
 def test_a_guessable_key_cannot_replay_someone_elses_seat_token(api: ApiClient) -> None:
     """A join sent with a made-up key is refused, so no one else can send the same key and body
     to receive its token; with an unguessable key only its sender can."""
-    game = api.create_game(2)["id"]
+    game = api.create_game(2)["game_id"]
     made_up = {HEADER: "my-bot-join-key-1"}
     refused = api.post(
         f"/games/{game}/players", {"name": "Bot"}, headers=made_up, request_valid=False
@@ -313,7 +313,7 @@ def test_a_guessable_key_cannot_replay_someone_elses_seat_token(api: ApiClient) 
 def test_without_the_header_nothing_changes(api: ApiClient, table: Table) -> None:
     body = {"game": "sushi-go", "players": 2}
     one, two = api.post("/games", body), api.post("/games", body)
-    assert one.json()["id"] != two.json()["id"]
+    assert one.json()["game_id"] != two.json()["game_id"]
     seat = table.players[0].client
     pick = {"cards": [hand(table, 0)[0]]}
     expect_status(seat.post(f"{table.path}/moves", pick), 200)
@@ -350,7 +350,7 @@ def test_keys_expire_and_the_service_purges_them(
         assert rows() == 0
         again = client.post("/games", body, headers=key)
         expect_status(again, 201)
-        assert REPLAYED not in again.headers and again.json()["id"] != first.json()["id"]
+        assert REPLAYED not in again.headers and again.json()["game_id"] != first.json()["game_id"]
 
 
 def test_keys_are_kept_24_hours_by_default(
@@ -403,7 +403,7 @@ def test_a_copy_that_waits_too_long_gets_409(
 def test_the_table_holds_neither_keys_nor_tokens_in_clear(
     api: ApiClient, owner_connection: psycopg.Connection[Any]
 ) -> None:
-    game = api.create_game(2)["id"]
+    game = api.create_game(2)["game_id"]
     key = new_key()
     granted = api.post(f"/games/{game}/players", {"name": "Ada"}, headers=key).json()
     rows = owner_connection.execute(

@@ -130,7 +130,7 @@ def test_the_http_audit_refuses_receipts_that_prove_nothing(api: ApiClient) -> N
     bots = [{"seat": 0, "kind": "greedy"}, {"seat": 1, "kind": "greedy"}]
     created = api.post("/games", {"game": "sushi-go", "players": 2, "bots": bots}).json()
     assert created["status"] == "over"  # played to its end by its bots
-    game, good = created["id"], created["receipt"]
+    game, good = created["game_id"], created["receipt"]
     stranger = keys.Keyring.from_jwks({"keys": keys.new_pair()})
     given = [
         {**good, "kid": stranger.active_signing},  # signed, it says, by a key not published
@@ -150,7 +150,7 @@ def test_the_http_audit_refuses_receipts_that_prove_nothing(api: ApiClient) -> N
 
 def test_the_audit_with_receipts_refuses_a_body_that_is_not_a_list(api: ApiClient) -> None:
     bots = [{"seat": 0, "kind": "greedy"}, {"seat": 1, "kind": "greedy"}]
-    game = api.post("/games", {"game": "sushi-go", "players": 2, "bots": bots}).json()["id"]
+    game = api.post("/games", {"game": "sushi-go", "players": 2, "bots": bots}).json()["game_id"]
     response = api.post(f"/games/{game}/audit", {"receipts": "all"}, request_valid=False)
     assert response.status_code == 400
     assert response.json()["code"] == "invalid_request"
@@ -180,7 +180,7 @@ def test_the_database_owner_reads_no_seed(
     assert view["status"] == "over"  # played by its bots: the seed is revealed
     seed = bytes.fromhex(view["seed"])
     stored, key_id = owner_connection.execute(
-        "SELECT seed, key_id FROM game_secrets WHERE game_id = %s", (view["id"],)
+        "SELECT seed, key_id FROM game_secrets WHERE game_id = %s", (view["game_id"],)
     ).fetchone()
     assert key_id is not None
     assert seed not in bytes(stored)

@@ -29,7 +29,7 @@ def test_concurrent_migrations_apply_once(database_url: str) -> None:
             tables = conn.execute(
                 "SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY 1"
             ).fetchall()
-        assert versions == [("0010",)]
+        assert versions == [("0011",)]
         assert [t for (t,) in tables] == [
             "alembic_version",
             "events",
@@ -38,6 +38,7 @@ def test_concurrent_migrations_apply_once(database_url: str) -> None:
             "idempotency_keys",
             "invitations",
             "private_games",
+            "readiness_probe",
             "seats",
             "turn_deadlines",
         ]

@@ -99,7 +99,11 @@ def execute(state: State, command: Command) -> tuple[list[Event], State]:
         total = state.total + step
         log.record(Event("counted", {"seat": seat, "step": step, "total": total}))
         if total >= GOAL:
-            data = {"winners": [seat], "totals": [total], "seed": command.seed.hex()}
+            data = {
+                "winners": [seat],
+                "totals": [{"seat": seat, "total": total}],
+                "seed": command.seed.hex(),
+            }
             log.record(Event(GAME_ENDED, data))
     return log.events, log.state
 
@@ -200,7 +204,7 @@ class RaceMove(Strict):
 
 
 class RaceView(Schema):
-    id = fields.UUID(required=True)
+    game_id = fields.UUID(required=True)
     game = fields.String(required=True, metadata={"const": NAME})
     status = fields.String(required=True)
     version = fields.Integer(required=True)
@@ -247,7 +251,7 @@ def test_a_game_defined_in_a_test_is_played_through_the_whole_stack(url: str) ->
     http = requests.Session()
     created = ok(http.post(f"{url}/games", json={"game": NAME, "players": 2}), 201)
     assert (created["game"], created["status"], created["total"]) == (NAME, "waiting", 0)
-    game = f"{url}/games/{created['id']}"
+    game = f"{url}/games/{created['game_id']}"
     tokens = []
     for name in ("Ada", "Bob"):
         seat = ok(http.post(f"{game}/players", json={"name": name}), 201)
@@ -273,7 +277,7 @@ def test_a_game_defined_in_a_test_is_played_through_the_whole_stack(url: str) ->
     assert [e["type"] for e in events].count("counted") == 3
     assert ok(http.get(f"{game}/state", params={"version": 5}))["total"] == 2
     assert ok(http.get(f"{game}/scores")) == {
-        "game_id": created["id"],
+        "game_id": created["game_id"],
         "version": 8,
         "total": 5,
         "winner": 0,

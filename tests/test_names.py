@@ -57,21 +57,21 @@ def test_names_that_hide_or_spoof_are_refused_saying_why(
     api: ApiClient, game: str, name: str, reason: str
 ) -> None:
     created = _create(api, game)
-    response = api.post(f"/games/{created['id']}/players", {"name": name})
+    response = api.post(f"/games/{created['game_id']}/players", {"name": name})
     problem = expect_problem(response, 422, "invalid_name")
-    assert problem["details"] == {"reason": reason}, problem
+    assert problem["errors"] == {"reason": reason}, problem
     assert problem["detail"]  # in words, for the client's developer
-    assert api.game(created["id"])["version"] == 1  # nothing recorded
+    assert api.game(created["game_id"])["version"] == 1  # nothing recorded
 
 
 @pytest.mark.parametrize("game", GAMES)
 def test_names_are_recorded_nfc_normalised_and_stripped(api: ApiClient, game: str) -> None:
     created = _create(api, game)
-    granted = api.join(created["id"], "  Zoe\u0308 ")  # e + combining diaeresis, decomposed
+    granted = api.join(created["game_id"], "  Zoe\u0308 ")  # e + combining diaeresis, decomposed
     assert granted["name"] == "Zo\u00eb"  # composed (NFC), without the spaces
-    assert api.game(created["id"])["seats"][0]["name"] == "Zo\u00eb"
-    assert api.events(created["id"])[-1]["data"]["name"] == "Zo\u00eb"
-    family = api.join(created["id"], "👩\u200d👩\u200d👧")  # joiners between emoji: one emoji
+    assert api.game(created["game_id"])["seats"][0]["name"] == "Zo\u00eb"
+    assert api.events(created["game_id"])[-1]["data"]["name"] == "Zo\u00eb"
+    family = api.join(created["game_id"], "👩\u200d👩\u200d👧")  # joiners between emoji: one emoji
     assert family["name"] == "👩\u200d👩\u200d👧"
 
 
@@ -91,29 +91,29 @@ def test_two_seats_cannot_have_names_that_look_alike(
     api: ApiClient, game: str, lookalike: str
 ) -> None:
     created = _create(api, game, players=3) if game == "sushi-go" else _create(api, game)
-    api.join(created["id"], "Bob")
-    response = api.post(f"/games/{created['id']}/players", {"name": lookalike})
+    api.join(created["game_id"], "Bob")
+    response = api.post(f"/games/{created['game_id']}/players", {"name": lookalike})
     problem = expect_problem(response, 409, "name_taken")
-    assert problem["details"] == {"seat": 0}
+    assert problem["errors"] == {"seat": 0}
     assert "Bob" in problem["detail"]
     assert problem["version"] == 2  # where the game is
-    assert [s["name"] for s in api.game(created["id"])["seats"]][:2] == ["Bob", None]
+    assert [s["name"] for s in api.game(created["game_id"])["seats"]][:2] == ["Bob", None]
 
 
 @pytest.mark.parametrize("game", GAMES)
 def test_a_name_cannot_look_like_a_bot_seat_not_yet_taken(api: ApiClient, game: str) -> None:
     bots = [{"seat": 1, "kind": "greedy", "name": "Rita"}]
     created = _create(api, game, bots=bots)
-    response = api.post(f"/games/{created['id']}/players", {"name": "RITA"})
-    assert expect_problem(response, 409, "name_taken")["details"] == {"seat": 1}
-    api.join(created["id"], "Ann")  # a different name takes the seat, then the bot its own
+    response = api.post(f"/games/{created['game_id']}/players", {"name": "RITA"})
+    assert expect_problem(response, 409, "name_taken")["errors"] == {"seat": 1}
+    api.join(created["game_id"], "Ann")  # a different name takes the seat, then the bot its own
 
 
 @pytest.mark.parametrize("game", GAMES)
 def test_bot_names_follow_the_same_rule(api: ApiClient, game: str) -> None:
     bots = [{"seat": 1, "kind": "greedy", "name": "R\u202eita"}]
     response = api.post("/games", {"game": game, "players": 2, "bots": bots})
-    assert expect_problem(response, 422, "invalid_name")["details"] == {"reason": "format"}
+    assert expect_problem(response, 422, "invalid_name")["errors"] == {"reason": "format"}
     alike = [{"seat": 0, "kind": "greedy", "name": "Rita"}, {"seat": 1, "kind": "random"}]
     alike[1]["name"] = "rita"
     response = api.post("/games", {"game": game, "players": 2, "bots": alike})

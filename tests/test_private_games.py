@@ -33,7 +33,7 @@ def _join(api: ApiClient, game_id: str, name: str, invitation: str | None = None
 @pytest.mark.parametrize("game", GAMES)
 def test_a_private_game_is_joined_with_its_invitation_only(api: ApiClient, game: str) -> None:
     created = _create(api, game, visibility="private")
-    gid, invitation = created["id"], created["invitation"]
+    gid, invitation = created["game_id"], created["invitation"]
     assert created["visibility"] == "private"
     assert len(invitation["token"]) >= 32 and len(invitation["creator_token"]) >= 32
     assert invitation["link"] == f"/#/game/{gid}?invitation={invitation['token']}"
@@ -53,32 +53,34 @@ def test_a_private_game_is_joined_with_its_invitation_only(api: ApiClient, game:
 def test_a_public_game_needs_no_invitation(api: ApiClient, game: str) -> None:
     created = _create(api, game)
     assert created["visibility"] == "public" and "invitation" not in created
-    expect_status(_join(api, created["id"], "Ann", "anything"), 201)  # ignored
+    expect_status(_join(api, created["game_id"], "Ann", "anything"), 201)  # ignored
 
 
 @pytest.mark.parametrize("game", GAMES)
 def test_private_games_are_listed_only_by_id(api: ApiClient, game: str) -> None:
     private = _create(api, game, visibility="private")
     public = _create(api, game)
-    both = api.get("/games", params={"ids": f"{private['id']},{public['id']}"}).json()["games"]
-    by_id = {g["id"]: g for g in both}
-    assert by_id[private["id"]]["visibility"] == "private"
-    assert by_id[public["id"]]["visibility"] == "public"
+    both = api.get("/games", params={"ids": f"{private['game_id']},{public['game_id']}"}).json()[
+        "games"
+    ]
+    by_id = {g["game_id"]: g for g in both}
+    assert by_id[private["game_id"]]["visibility"] == "private"
+    assert by_id[public["game_id"]]["visibility"] == "public"
     # Every game listed from just before the private one on (games of other tests too).
-    start = datetime.fromisoformat(by_id[private["id"]]["created_at"])
+    start = datetime.fromisoformat(by_id[private["game_id"]]["created_at"])
     after = GameCursor(start, uuid.UUID(int=0)).encode()
     for query in ({}, {"status": "waiting"}, {"game": game}):
         response = api.get("/games", params={"after": after, "limit": 100, **query})
-        listed = [g["id"] for g in response.json()["games"]]
-        assert public["id"] in listed and private["id"] not in listed, query
+        listed = [g["game_id"] for g in response.json()["games"]]
+        assert public["game_id"] in listed and private["game_id"] not in listed, query
     newest = api.get("/games", params={"order": "newest", "limit": 100}).json()["games"]
-    assert private["id"] not in [g["id"] for g in newest]
+    assert private["game_id"] not in [g["game_id"] for g in newest]
 
 
 @pytest.mark.parametrize("game", GAMES)
 def test_the_creator_revokes_and_replaces_the_invitation(api: ApiClient, game: str) -> None:
     created = _create(api, game, visibility="private")
-    gid, first = created["id"], created["invitation"]
+    gid, first = created["game_id"], created["invitation"]
     creator = first["creator_token"]
     path = f"/games/{gid}/invitation"
     expect_problem(api.request("DELETE", path, request_valid=False), 401, "missing_token")
@@ -100,7 +102,7 @@ def test_the_creator_revokes_and_replaces_the_invitation(api: ApiClient, game: s
 
 def test_a_public_game_has_no_invitation_to_change(api: ApiClient) -> None:
     created = _create(api, "sequence")
-    path = f"/games/{created['id']}/invitation"
+    path = f"/games/{created['game_id']}/invitation"
     expect_problem(api.request("DELETE", path, token="x" * 43), 409, "game_not_private")
     expect_problem(api.post(path, None, token="x" * 43), 409, "game_not_private")
     missing = api.request("DELETE", f"/games/{uuid.uuid4()}/invitation", token="x" * 43)
@@ -116,14 +118,16 @@ def test_a_retried_create_shows_the_same_invitation(api: ApiClient, game: str) -
     expect_status(again, 201)
     assert again.headers["Idempotent-Replayed"] == "true"
     assert again.json()["invitation"] == first.json()["invitation"]
-    expect_status(_join(api, first.json()["id"], "Ann", again.json()["invitation"]["token"]), 201)
+    expect_status(
+        _join(api, first.json()["game_id"], "Ann", again.json()["invitation"]["token"]), 201
+    )
 
 
 @pytest.mark.parametrize("game", GAMES)
 def test_the_secrets_are_in_no_event_export_or_audit(api: ApiClient, game: str) -> None:
     bots = [{"seat": 1, "kind": "greedy"}]
     created = _create(api, game, visibility="private", bots=bots)
-    gid, invitation = created["id"], created["invitation"]
+    gid, invitation = created["game_id"], created["invitation"]
     granted = _join(api, gid, "Ann", invitation["token"]).json()
     seat = api.clone(token=granted["token"])
     while (view := seat.game(gid))["status"] == "playing":  # play it out: export and audit
@@ -157,7 +161,7 @@ def _sequence_move(view: dict[str, Any]) -> dict[str, Any]:
 
 def test_a_retried_new_invitation_is_the_same_one(api: ApiClient) -> None:
     created = _create(api, "sushi-go", visibility="private")
-    gid, creator = created["id"], created["invitation"]["creator_token"]
+    gid, creator = created["game_id"], created["invitation"]["creator_token"]
     key = {"Idempotency-Key": str(uuid.uuid4())}
     first = api.post(f"/games/{gid}/invitation", None, token=creator, headers=key)
     again = api.post(f"/games/{gid}/invitation", None, token=creator, headers=key)

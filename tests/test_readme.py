@@ -82,7 +82,7 @@ def test_the_readme_opens_a_receipt_s_commitment_against_the_export(
     bots = [{"seat": 0, "kind": "greedy"}, {"seat": 1, "kind": "greedy"}]
     body = {"game": "sushi-go", "players": 2, "bots": bots}
     created = requests.post(f"{live_server.url}/games", json=body, timeout=10).json()
-    export = requests.get(f"{live_server.url}/games/{created['id']}/export", timeout=10).text
+    export = requests.get(f"{live_server.url}/games/{created['game_id']}/export", timeout=10).text
     (tmp_path / "game.jsonl").write_text(export)
 
     def opened(receipt: dict) -> list[str]:

@@ -64,7 +64,7 @@ def play_keeping_receipts(api: ApiClient, seed: int) -> tuple[Table, Kept]:
     kept = Kept()
     created = api.post("/games", {"game": "sushi-go", "players": 3})
     kept.keep(created.json())
-    table = Table(api, created.json()["id"], created.json()["rules"])
+    table = Table(api, created.json()["game_id"], created.json()["rules"])
     for seat in range(3):
         granted = api.join(table.game_id, f"keeper {seat}")
         kept.keep(granted)
@@ -77,7 +77,7 @@ def play_keeping_receipts(api: ApiClient, seed: int) -> tuple[Table, Kept]:
 def test_every_accepted_command_answers_with_a_receipt_anyone_can_verify(api: ApiClient) -> None:
     jwks = api.get("/.well-known/cardroom-keys").json()
     created = api.post("/games", {"game": "sushi-go", "players": 2})
-    game = created.json()["id"]
+    game = created.json()["game_id"]
     joined = api.post(f"/games/{game}/players", {"name": "Ada"})
     for response in (created, joined):
         receipt = response.json()["receipt"]
@@ -97,7 +97,7 @@ def test_a_receipt_hides_the_hash_until_the_seed_is_revealed(
 ) -> None:
     """Two hashes of the unkeyed chain would let a seat test guesses of the hidden events between
     them (Sequence: the card another seat drew); a receipt commits to the hash under the seed."""
-    game = api.create_game(2, game="sequence")["id"]
+    game = api.create_game(2, game="sequence")["game_id"]
     receipts = [api.join(game, name)["receipt"] for name in ("Ann", "Ben")]
     recorded = {r.hash for r in store.load_records(uuid.UUID(game), 0, 1000)}
     for receipt in receipts:
@@ -106,7 +106,7 @@ def test_a_receipt_hides_the_hash_until_the_seed_is_revealed(
 
 
 def test_a_retry_gets_the_same_receipt(api: ApiClient) -> None:
-    game = api.create_game(2)["id"]
+    game = api.create_game(2)["game_id"]
     headers = {"Idempotency-Key": str(uuid.uuid4())}
     first = api.post(f"/games/{game}/players", {"name": "Bo"}, headers=headers)
     again = api.post(f"/games/{game}/players", {"name": "Bo"}, headers=headers)

@@ -65,15 +65,36 @@ def test_a_v1_game_upcasts_to_v2_with_its_deck_offset() -> None:
     deals = [SUSHI_GO.upcast(e) for e in v1_events() if e.type == "round_dealt"]
     assert [d.schema_version for d in deals] == [2, 2, 2]
     assert [d.data["deck_offset"] for d in deals] == [0, 32, 64]  # 4 players x 8 cards (S2)
-    unchanged = [e for e in v1_events() if e.type != "round_dealt"]
+    upcast = {"round_dealt", "round_scored", "game_ended"}
+    unchanged = [e for e in v1_events() if e.type not in upcast]
     assert [SUSHI_GO.upcast(e) for e in unchanged] == unchanged
+
+
+def test_v1_scores_upcast_to_v2_naming_each_seat() -> None:
+    """round_scored/game_ended v1 listed the seats by position; v2 names them."""
+    events = v1_events()
+    scored = [SUSHI_GO.upcast(e) for e in events if e.type == "round_scored"]
+    ended_v1, ended = events[-1].data, SUSHI_GO.upcast(events[-1])
+    assert [e.schema_version for e in scored] == [2, 2, 2] and ended.schema_version == 2
+    for v1, v2 in zip([e for e in events if e.type == "round_scored"], scored, strict=True):
+        assert [s["seat"] for s in v2.data["scores"]] == [0, 1, 2, 3]
+        assert [{k: v for k, v in s.items() if k != "seat"} for s in v2.data["scores"]] == (
+            v1.data["scores"]
+        )
+    assert ended.data["totals"] == [
+        {"seat": seat, "total": total} for seat, total in enumerate(ended_v1["totals"])
+    ]
+    assert ended.data["puddings"] == [
+        {"seat": seat, **p} for seat, p in enumerate(ended_v1["puddings"])
+    ]
+    assert ended.data["winners"] == ended_v1["winners"] and ended.data["seed"] == ended_v1["seed"]
 
 
 def test_a_v1_game_replays() -> None:
     events = v1_events()
     state = fold(SUSHI_GO, events)
     ended = events[-1].data
-    assert state.over and list(state.totals) == ended["totals"]
+    assert state.over and list(state.totals) == ended["totals"]  # v1: by position
     assert list(state.winners) == ended["winners"]
     assert state == fold(SUSHI_GO, [SUSHI_GO.upcast(e) for e in events])
 
@@ -81,4 +102,6 @@ def test_a_v1_game_replays() -> None:
 def test_a_v1_game_audits_ok() -> None:
     report = audit_export(V1_GAME.read_text())
     assert report["ok"], json.dumps(report)[:2000]
-    assert report["totals"] == v1_records()[-1]["data"]["totals"]
+    recorded = v1_records()[-1]["data"]["totals"]  # v1: by position
+    assert report["totals"] == [{"seat": s, "total": t} for s, t in enumerate(recorded)]
+    assert report["recorded_totals"] == report["totals"]

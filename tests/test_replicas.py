@@ -97,7 +97,7 @@ def test_reads_come_from_the_standby_but_never_older_than_what_the_client_saw(
         # No version sent: the standby answers, as it is (this is what shows where reads go).
         assert reader.game(table.game_id)["version"] == started
         lobby = reader.get("/games", params={"order": "newest", "limit": 100}).json()["games"]
-        assert [g["version"] for g in lobby if g["id"] == table.game_id] == [started]
+        assert [g["version"] for g in lobby if g["game_id"] == table.game_id] == [started]
 
         # A version the client has seen, in each of the ways a client says so.
         response = reader.get(path, params={"min_version": v1})
@@ -136,7 +136,7 @@ def test_what_the_standby_does_not_have_yet_is_read_on_the_primary(
     caught_up(cluster, table.game_id, started)
     with replay_paused(cluster):
         created = writer.create_game(2)  # a game the standby has never seen
-        expect_status(reader.get(f"/games/{created['id']}"), 200)
+        expect_status(reader.get(f"/games/{created['game_id']}"), 200)
         play_to_end(table, random.Random(7))
         assert standby_version(cluster, table.game_id) == started
         # Over on the primary only: the audit is there, not a 409 game_not_over.
@@ -151,9 +151,9 @@ def test_a_standby_that_cannot_be_reached_is_skipped(cluster: Cluster) -> None:
     with app_client(cluster.primary_url(), [nowhere]) as client:
         view = client.create_game(2)
         began = time.monotonic()
-        assert client.game(view["id"])["version"] == view["version"]
+        assert client.game(view["game_id"])["version"] == view["version"]
         expect_status(client.get("/games"), 200)
-        expect_status(client.get(f"/games/{view['id']}/events"), 200)
+        expect_status(client.get(f"/games/{view['game_id']}/events"), 200)
         assert time.monotonic() - began < 5
 
 
@@ -162,6 +162,6 @@ def test_a_standby_that_cannot_be_reached_is_skipped(cluster: Cluster) -> None:
 )
 def test_if_none_match_tags_not_of_ours_are_not_versions(writer: ApiClient, tags: str) -> None:
     view = writer.create_game(2)
-    response = writer.get(f"/games/{view['id']}", headers={"If-None-Match": tags})
+    response = writer.get(f"/games/{view['game_id']}", headers={"If-None-Match": tags})
     expect_status(response, 200)
     assert response.json()["version"] == view["version"]

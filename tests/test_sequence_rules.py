@@ -403,7 +403,11 @@ def test_q12_three_teams_need_one_and_the_game_ends_at_once(players: int) -> Non
     assert types(events) == ["card_played", "sequence_completed", "game_ended"]
     end = events[-1].data
     assert end["result"] == "win" and end["team"] == 2
-    assert end["winners"] == list(range(2, players, 3)) and end["totals"] == [0, 0, 1]
+    assert end["winners"] == list(range(2, players, 3)) and end["totals"] == [
+        {"team": 0, "total": 0},
+        {"team": 1, "total": 0},
+        {"team": 2, "total": 1},
+    ]
     assert commitment(bytes.fromhex(end["seed"])) == state.seed_commitment
     assert after.over and after.current is None
     with pytest.raises(DomainError, match="game_over"):
@@ -467,7 +471,8 @@ def test_after_the_end_everything_is_public_and_the_audit_passes() -> None:
     ]
     report = audit(export_records(events))
     assert report["ok"], report
-    assert report["winners"] == list(state.winners) and report["totals"] == list(state.totals)
+    assert report["winners"] == list(state.winners)
+    assert [t["total"] for t in report["totals"]] == list(state.totals)
     end = report["provenance"][-1]
     assert end["kind"] == "end" and [s["points"] for s in end["seats"]] == list(state.totals)
     for team in end["seats"]:
@@ -484,6 +489,22 @@ def test_upcast_is_the_identity_for_known_events() -> None:
         SEQUENCE.upcast(Event("round_dealt", {}))
     with pytest.raises(ValueError):
         SEQUENCE.upcast(Event("card_played", {}, 2))
+
+
+def test_a_game_ended_v1_names_its_teams_once_upcast_and_still_audits() -> None:
+    """game_ended v1 listed the sequences per team by position (Q12); v2 names each team."""
+    events, state = play_random_game({"players": 6, "teams": 3}, random.Random(6))
+    end = events[-1]
+    assert end.schema_version == 2 and [t["team"] for t in end.data["totals"]] == [0, 1, 2]
+    v1 = Event(end.type, {**end.data, "totals": [t["total"] for t in end.data["totals"]]}, 1)
+    assert SEQUENCE.upcast(v1) == end
+    old = [*events[:-1], v1]
+    assert fold(SEQUENCE, old) == state
+    records = export_records(old)  # hashed as recorded: v1
+    assert records[-1]["schema_version"] == 1
+    report = audit(records)
+    assert report["ok"], report
+    assert report["recorded_totals"] == report["totals"] == end.data["totals"]
 
 
 def test_a_wrong_seed_cannot_deal_or_draw() -> None:

@@ -88,11 +88,11 @@ def test_a_move_that_names_no_turn_is_a_400_saying_what_to_add(api: ApiClient) -
 
 def test_sequence_moves_name_their_turn(api: ApiClient) -> None:
     view = api.create_game(2, game="sequence")
-    tokens = [api.join(view["id"], name)["token"] for name in ("ann", "bob")]
-    path = f"/games/{view['id']}"
-    mover = api.game(view["id"])["seat_to_move"]
+    tokens = [api.join(view["game_id"], name)["token"] for name in ("ann", "bob")]
+    path = f"/games/{view['game_id']}"
+    mover = api.game(view["game_id"])["seat_to_move"]
     with api.clone(token=tokens[mover]) as client:
-        now = client.game(view["id"])
+        now = client.game(view["game_id"])
         missing = client.post(f"{path}/moves", {"pass": True}, name_turn=False, request_valid=False)
         assert expect_problem(missing, 400, "missing_turn")["turn"] == now["turn"]
         stale = client.post(
@@ -101,7 +101,7 @@ def test_sequence_moves_name_their_turn(api: ApiClient) -> None:
         problem = expect_problem(stale, 409, "stale_move")
         assert (problem["version"], problem["turn"]) == (now["version"], now["turn"])
         assert "round" not in problem
-        assert client.game(view["id"])["version"] == now["version"]
+        assert client.game(view["game_id"])["version"] == now["version"]
 
 
 def test_a_pick_that_races_the_turn_clock_is_refused_not_moved_to_the_next_turn(
@@ -110,7 +110,7 @@ def test_a_pick_that_races_the_turn_clock_is_refused_not_moved_to_the_next_turn(
     """The clock picks for a timed turn just before the seat's own pick for it arrives: the pick
     is refused (409 stale_move), not recorded as the next turn's, nor a misleading 422."""
     created = api.post("/games", {"game": "sushi-go", "players": 2, "turn_seconds": 5})
-    gid = expect_json(created, 201)["id"]
+    gid = expect_json(created, 201)["game_id"]
     tokens = [api.join(gid, f"p{seat}")["token"] for seat in range(2)]
     with api.clone(token=tokens[0]) as alice:
         seen = alice.game(gid)

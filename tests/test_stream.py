@@ -305,7 +305,7 @@ def test_a_stream_lives_a_bounded_time_with_heartbeats(
         with serve(app) as url, ApiClient(url) as api:
             game = api.create_game(3)  # waiting for its players: nothing more will happen
             started = time.monotonic()
-            with open_stream(url, game["id"]) as stream:
+            with open_stream(url, game["game_id"]) as stream:
                 ids = [m.id for m in stream]
                 stream.check_against_spec()
             took = time.monotonic() - started

@@ -388,8 +388,11 @@ def test_s13_puddings_are_scored_after_round_three_then_the_game_ends() -> None:
     assert [e.data["round"] for e in events if e.type == "round_scored"] == [1, 2, 3]
     end = events[-1].data
     assert [p["count"] for p in end["puddings"]] == list(state.puddings)
+    assert (
+        [p["seat"] for p in end["puddings"]] == [t["seat"] for t in end["totals"]] == [0, 1, 2, 3]
+    )
     round_totals = [sum(r[s]["total"] for r in state.round_scores) for s in range(4)]
-    assert end["totals"] == [
+    assert [t["total"] for t in end["totals"]] == [
         t + p["points"] for t, p in zip(round_totals, end["puddings"], strict=True)
     ]
 

@@ -27,7 +27,7 @@ def clean(page: Page, where: str) -> None:
 def finished_game(base: str) -> str:
     bots = [{"seat": s, "kind": "greedy"} for s in range(3)]
     body = {"game": "sushi-go", "players": 3, "bots": bots}
-    return requests.post(f"{base}/games", json=body, timeout=10).json()["id"]
+    return requests.post(f"{base}/games", json=body, timeout=10).json()["game_id"]
 
 
 @pytest.mark.parametrize("width", WIDTHS)
@@ -82,7 +82,7 @@ def test_a_finished_sequence_game_and_its_replay_have_no_violations(
 ) -> None:
     bots = [{"seat": s, "kind": "greedy"} for s in range(2)]
     body = {"game": "sequence", "players": 2, "bots": bots}
-    game_id = requests.post(f"{live_server.url}/games", json=body, timeout=10).json()["id"]
+    game_id = requests.post(f"{live_server.url}/games", json=body, timeout=10).json()["game_id"]
     page = contexts(bypass_csp=True).new_page()
     page.goto(f"/#/game/{game_id}")
     expect(page.locator("#game")).to_have_attribute("data-status", "over")

@@ -21,8 +21,8 @@ def waiting_ids(base: str) -> list[str]:
         if after:
             params["after"] = after
         page = requests.get(f"{base}/games", params=params, timeout=10).json()
-        ids += [g["id"] for g in page["games"]]
-        if not (after := page["next"]):
+        ids += [g["game_id"] for g in page["games"]]
+        if not (after := page["next_after"]):
             return ids
 
 
@@ -34,7 +34,7 @@ def test_more_pages_without_duplicates_and_hides_on_the_last_page(
     base = live_server.url
     mine = [  # more than one page of open games (nobody joins them: they stay open)
         requests.post(f"{base}/games", json={"game": "sushi-go", "players": 3}, timeout=10).json()[
-            "id"
+            "game_id"
         ]
         for _ in range(12)
     ]

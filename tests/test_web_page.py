@@ -111,7 +111,7 @@ def test_live_updates_go_on_after_the_server_ends_a_stream(
     app = create_app(pool=pool, config={"STREAM_SECONDS": 1})
     with serve(app) as url:
         body = {"game": "sushi-go", "players": 2}
-        game_id = requests.post(f"{url}/games", json=body, timeout=10).json()["id"]
+        game_id = requests.post(f"{url}/games", json=body, timeout=10).json()["game_id"]
         requests.post(f"{url}/games/{game_id}/players", json={"name": "Ana"}, timeout=10)
         page = contexts(url=url).new_page()
         streams: list[str] = []

@@ -18,7 +18,7 @@ def new_game(base: str, players: int = 2, **body: Any) -> str:
         f"{base}/games", json={"game": "sushi-go", "players": players, **body}, timeout=10
     )
     assert answer.status_code == 201, answer.text
-    return answer.json()["id"]
+    return answer.json()["game_id"]
 
 
 def join(base: str, game_id: str, name: str) -> dict[str, Any]:

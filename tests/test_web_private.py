@@ -32,7 +32,7 @@ def test_a_private_game_is_joined_through_its_link_until_revoked(
     assert invitation.startswith(f"{live_server.url}/#/game/{game_id}?invitation=")
     screenshot(creator, "private-invitation")
     listed = requests.get(f"{live_server.url}/games", params={"order": "newest"}, timeout=10)
-    assert game_id not in [g["id"] for g in listed.json()["games"]]
+    assert game_id not in [g["game_id"] for g in listed.json()["games"]]
 
     stranger = contexts().new_page()  # has the game's address, not the invitation
     stranger.goto(f"/#/game/{game_id}")

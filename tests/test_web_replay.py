@@ -49,7 +49,7 @@ def bots_game(base: str, players: int = 3) -> str:
     }
     response = requests.post(base + "/games", json=body, timeout=10)
     assert response.status_code == 201, response.text
-    return response.json()["id"]
+    return response.json()["game_id"]
 
 
 def all_events(base: str, game_id: str) -> list[dict[str, Any]]:
@@ -180,7 +180,7 @@ def test_replay_reads_well_on_a_phone(
 
 def test_a_game_still_playing_has_no_replay_yet(contexts: Any, live_server: Any) -> None:
     body = {"game": "sushi-go", "players": 2}
-    game_id = requests.post(live_server.url + "/games", json=body, timeout=10).json()["id"]
+    game_id = requests.post(live_server.url + "/games", json=body, timeout=10).json()["game_id"]
     page = contexts().new_page()
     page.goto(f"/#/replay/{game_id}")
     expect(page.locator("main")).to_contain_text("This game is not over yet")
@@ -201,7 +201,7 @@ def test_the_page_keeps_the_seat_s_receipts_and_offers_them_beside_the_export(
         """async (bots) => {
             const { api } = await import("/app/js/api.js");
             const body = { game: "sushi-go", players: 2, bots };
-            return (await api("POST", "/games", { body })).id;
+            return (await api("POST", "/games", { body })).game_id;
         }""",
         bots,
     )
@@ -232,7 +232,7 @@ def zoch_game_with_both_wasabi_cases(base: str) -> tuple[str, dict[str, Any], di
     for _ in range(30):
         bots = [{"seat": s, "kind": "random"} for s in range(3)]
         body = {"game": "sushi-go", "players": 3, "rules": {"edition": "zoch"}, "bots": bots}
-        game_id = requests.post(base + "/games", json=body, timeout=10).json()["id"]
+        game_id = requests.post(base + "/games", json=body, timeout=10).json()["game_id"]
         found: dict[str, dict[str, Any]] = {}
         sections = get(base, f"/games/{game_id}/audit")["provenance"]
         for section in (s for s in sections if s["kind"] == "round"):

@@ -24,6 +24,7 @@ from .board import Cell, index
 from .rules import parse_rules
 from .sequences import EMPTY, update_runs
 from .state import EMPTY_BOARD, State, replace
+from .upcast import CURRENT, upcast
 
 GAME = "sequence"
 CARDS_DEALT = "cards_dealt"
@@ -38,8 +39,8 @@ def evolve(state: State, event: Event) -> State:
     apply = _APPLY.get(event.type)
     if apply is None:
         raise ValueError(f"unknown Sequence event type {event.type!r}")
-    if event.schema_version != 1:
-        raise ValueError(f"{event.type} v{event.schema_version} is not known to this server")
+    if event.schema_version != CURRENT.get(event.type, 1):
+        event = upcast(event)  # an event recorded in an older schema
     return apply(state, event.data, state.version + 1)
 
 
@@ -133,7 +134,7 @@ def _on_ended(state: State, data: Any, version: int) -> State:
         result=data["result"],
         winning_team=data["team"],
         winners=tuple(data["winners"]),
-        totals=tuple(data["totals"]),
+        totals=tuple(t["total"] for t in sorted(data["totals"], key=lambda t: t["team"])),
         seed=data["seed"],
     )
 

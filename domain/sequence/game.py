@@ -1,6 +1,6 @@
 """The Sequence decider: ``decide`` validates a command into events, ``evolve`` applies one.
 
-Event types (schema version 1), in the order a game records them:
+Event types (schema version 1 unless said), in the order a game records them:
 
 - ``game_created``        {game, rules: {players, teams, advanced_jacks}, seed_commitment, shuffle,
                           bots?, turn_seconds?}
@@ -12,7 +12,8 @@ Event types (schema version 1), in the order a game records them:
 - ``turn_passed``         {seat, turn, auto, by?}
 - ``sequence_completed``  {seat, team, count, sequences: [{team, cells, count}]}
 - ``deck_reshuffled``     {reshuffle, cards, stream_offset}
-- ``game_ended``          {result, team, winners, totals, seed}
+- ``game_ended``          {result, team, winners, totals: [{team, total}], seed} — schema
+                          version 2 (v1 listed the totals by position, see upcast.py)
 
 and, from the lifecycle every game shares (domain/lifecycle.py): ``seat_left``,
 ``seat_taken_over`` (the seat's moves are then ``by`` its reason; a team's resigned seat is
@@ -65,6 +66,7 @@ from .legal import can_discard, has_legal_play, is_dead
 from .rules import parse_rules
 from .sequences import EMPTY, locked_cells
 from .state import Discard, Pass, Play, State
+from .upcast import CURRENT
 
 __all__ = [
     "CARDS_DEALT",
@@ -338,7 +340,7 @@ def _end(state: State, seed: bytes, team: int | None) -> Event:
         "result": "draw" if team is None else "win",
         "team": team,
         "winners": [] if team is None else state.rules.seats_of(team),
-        "totals": list(state.sequences()),
+        "totals": [{"team": t, "total": n} for t, n in enumerate(state.sequences())],
         "seed": _checked(state, seed).hex(),
     }
-    return Event(GAME_ENDED, data)
+    return Event(GAME_ENDED, data, CURRENT[GAME_ENDED])

@@ -66,12 +66,12 @@ class _Walk:
             chips[index(cell)] = chip["team"]
         runs = all_runs(tuple(chips))
         counts = team_counts(runs, rules.teams)
-        recorded = data.get("totals") or []
+        recorded = {t["team"]: t["total"] for t in data.get("totals") or []}
         seats = []
         for team in range(rules.teams):
             members = rules.seats_of(team)
             names = ", ".join(self.names[s] for s in members if s < len(self.names))
-            total = recorded[team] if team < len(recorded) else None
+            total = recorded.get(team)
             seats.append(
                 {
                     "seat": team,

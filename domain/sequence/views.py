@@ -58,7 +58,7 @@ def view(state: State, viewer: Viewer) -> dict[str, Any]:
         result["result"] = state.result
         result["winning_team"] = state.winning_team
         result["winners"] = list(state.winners)
-        result["totals"] = list(state.totals)
+        result["totals"] = [{"team": t, "total": n} for t, n in enumerate(state.totals)]
         result["seed"] = state.seed
         if state.seed is not None:
             pile = pile_order(bytes.fromhex(state.seed), state.pile_base, state.pile_offset)[0]

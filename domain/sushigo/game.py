@@ -11,8 +11,10 @@ Event types (schema version 1 unless said), in the order a game records them:
                     (``by``: ``bot``, ``clock``, ``resigned`` or ``stalled`` when the service
                     picked for the seat)
 - ``turn_revealed`` {round, turn, picks: [{seat, cards, chopsticks, dummy_card?, use_wasabi?}]}
-- ``round_scored``  {round, scores: [per scored seat: points per category with counts, total]}
-- ``game_ended``    {puddings: [{count, points}], totals, winners, seed}
+- ``round_scored``  {round, scores: [{seat, <category>: points with counts…, total} per scored
+                    seat]} — schema version 2
+- ``game_ended``    {puddings: [{seat, count, points}], totals: [{seat, total}], winners, seed}
+                    — schema version 2 (v1 listed them by position, see upcast.py)
 
 and, from the lifecycle every game shares (domain/lifecycle.py): ``seat_left`` {seat, name}
 (before the start), ``seat_taken_over`` {seat, reason, idle_seconds?, limit_seconds?} (after
@@ -296,7 +298,8 @@ def _deal(state: State, seed: bytes) -> Event:
 def _score_round(state: State) -> Event:
     rules: Rules = state.rules  # type: ignore[assignment]
     scores = round_breakdowns(state.tableaux, rules.split_ties)
-    return Event(ROUND_SCORED, {"round": state.round, "scores": scores})
+    named = [{"seat": seat, **score} for seat, score in enumerate(scores)]
+    return Event(ROUND_SCORED, {"round": state.round, "scores": named}, CURRENT[ROUND_SCORED])
 
 
 def _end(state: State, seed: bytes) -> Event:
@@ -309,12 +312,14 @@ def _end(state: State, seed: bytes) -> Event:
         GAME_ENDED,
         {
             "puddings": [
-                {"count": c, "points": p} for c, p in zip(state.puddings, points, strict=True)
+                {"seat": seat, "count": c, "points": p}
+                for seat, (c, p) in enumerate(zip(state.puddings, points, strict=True))
             ],
-            "totals": totals,
+            "totals": [{"seat": seat, "total": t} for seat, t in enumerate(totals)],
             "winners": winners(totals, state.puddings, rules.players),
             "seed": seed.hex(),
         },
+        CURRENT[GAME_ENDED],
     )
 
 
@@ -493,7 +498,7 @@ def _on_scored(state: State, data: Any, version: int) -> State:
         puddings=tuple(puddings),
         discard=tuple(discard),
         round_scores=(*state.round_scores, tuple(scores)),
-        totals=tuple(t + s["total"] for t, s in zip(state.totals, scores, strict=True)),
+        totals=_added(state.totals, {s["seat"]: s["total"] for s in scores}),
     )
 
 
@@ -503,11 +508,16 @@ def _on_ended(state: State, data: Any, version: int) -> State:
         version=version,
         over=True,
         pudding_scores=tuple(data["puddings"]),
-        totals=tuple(data["totals"]),
+        totals=_added((0,) * len(state.totals), {t["seat"]: t["total"] for t in data["totals"]}),
         winners=tuple(data["winners"]),
         seed=data["seed"],
         picks=(),
     )
+
+
+def _added(totals: tuple[int, ...], points: dict[int, int]) -> tuple[int, ...]:
+    """``totals`` plus the ``points`` of each seat named (events name seats, v2)."""
+    return tuple(total + points.get(seat, 0) for seat, total in enumerate(totals))
 
 
 _APPLY: dict[str, Callable[[State, Any, int], State]] = {

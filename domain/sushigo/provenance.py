@@ -111,12 +111,12 @@ class _Walk:
 
     def _score_round(self, version: int, data: Mapping[str, Any]) -> None:
         assert self.rules is not None
-        recorded = data["scores"]
+        recorded = {score["seat"]: score for score in data["scores"]}
         icons = [sum(MAKI_ICONS.get(c.kind, 0) for c in t) for t in self.tableaux]
         maki = maki_points(icons, self.rules.split_ties)
         seats = []
         for seat, tableau in enumerate(self.tableaux):
-            record = recorded[seat] if seat < len(recorded) else {}
+            record = recorded.get(seat, {})
             categories = _round_categories(tableau, icons[seat], maki[seat], self.rules)
             for category in categories:
                 category["recorded"] = _points(record.get(category["category"]))
@@ -143,8 +143,8 @@ class _Walk:
         counts = [len(p) for p in self.puddings]
         penalty = rules.scored_seats > 2  # S14: no penalty in a 2-player game without the dummy
         points = pudding_points(counts, rules.split_ties, penalty)
-        recorded_puddings = data.get("puddings") or []
-        recorded_totals = data.get("totals") or []
+        recorded_puddings = {p["seat"]: p for p in data.get("puddings") or []}
+        recorded_totals = {t["seat"]: t["total"] for t in data.get("totals") or []}
         seats = []
         for seat, cards in enumerate(self.puddings):
             self.totals[seat] += points[seat]
@@ -157,7 +157,7 @@ class _Walk:
             }
             if not penalty:
                 category["note"] = "no pudding penalty in a 2-player game (S14)"
-            recorded = recorded_puddings[seat] if seat < len(recorded_puddings) else None
+            recorded = recorded_puddings.get(seat)
             category["recorded"] = _points(recorded)
             seats.append(
                 {
@@ -166,9 +166,7 @@ class _Walk:
                     "recorded": category["recorded"],
                     "categories": [category],
                     "total": self.totals[seat],
-                    "recorded_total": (
-                        recorded_totals[seat] if seat < len(recorded_totals) else None
-                    ),
+                    "recorded_total": recorded_totals.get(seat),
                 }
             )
         self.sections.append(

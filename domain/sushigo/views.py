@@ -53,7 +53,7 @@ def view(state: State, viewer: Viewer) -> dict[str, Any]:
         result["seed"] = state.seed
     elif state.over:
         result["winners"] = list(state.winners)
-        result["totals"] = list(state.totals)
+        result["totals"] = _totals(state)
         result["seed"] = state.seed
     return result
 
@@ -185,6 +185,16 @@ def visible_event(state: State, event: Event, viewer: Viewer) -> Event:
 # --- the score sheet --------------------------------------------------------------------------
 
 
+def _totals(state: State) -> list[dict[str, Any]]:
+    """``{seat, name, total}`` per scored seat (the dummy, named ``dummy``, last): the view's and
+    the score sheet's ``totals`` alike."""
+    names = [*state.names, *(["dummy"] if state.dummy_seat is not None else [])]
+    return [
+        {"seat": seat, "name": name, "total": total}
+        for seat, (name, total) in enumerate(zip(names, state.totals, strict=False))
+    ]
+
+
 def score_sheet(state: State) -> dict[str, Any]:
     """For every scored round and seat: points per category with the counts behind them."""
     names = [*state.names]
@@ -194,8 +204,8 @@ def score_sheet(state: State) -> dict[str, Any]:
         {
             "round": number,
             "seats": [
-                {"seat": seat, "name": names[seat], **scores}
-                for seat, scores in enumerate(round_scores)
+                {"seat": score["seat"], "name": names[score["seat"]], **score}
+                for score in round_scores
             ],
         }
         for number, round_scores in enumerate(state.round_scores, start=1)
@@ -204,15 +214,12 @@ def score_sheet(state: State) -> dict[str, Any]:
         "categories": list(CATEGORIES),
         "rounds": rounds,
         "puddings": None,
-        "totals": [
-            {"seat": seat, "name": name, "total": total}
-            for seat, (name, total) in enumerate(zip(names, state.totals, strict=False))
-        ],
+        "totals": _totals(state),
         "winners": list(state.winners) if state.over else None,
     }
     if state.over:
         sheet["puddings"] = [
-            {"seat": seat, "name": names[seat], **score}
-            for seat, score in enumerate(state.pudding_scores)
+            {"seat": score["seat"], "name": names[score["seat"]], **score}
+            for score in state.pudding_scores
         ]
     return sheet

@@ -166,23 +166,29 @@ def _render_totals(console: Console, report: Mapping[str, Any]) -> None:
         return
     seats = report["seats"]
     winners = set(report["winners"] or [])
-    table = Table(title="totals (S16)", title_justify="left")
-    for column in ("seat", "name", "recorded", "recomputed", "winner"):
+    # Sushi Go! totals name a seat (S16), Sequence's a team (Q12)
+    unit = "team" if any("team" in t for t in recorded or totals) else "seat"
+    theirs, ours = _by(unit, recorded), _by(unit, totals)
+    table = Table(title="totals (Q12)" if unit == "team" else "totals (S16)", title_justify="left")
+    for column in (unit, "name", "recorded", "recomputed", "winner"):
         table.add_column(
             column, justify="right" if column in ("recorded", "recomputed") else "left"
         )
-    for seat in range(len(recorded or totals)):
-        ours = totals[seat] if totals else None
-        theirs = recorded[seat] if recorded else None
-        same = ours == theirs
+    for key in sorted(theirs.keys() | ours.keys()):
+        same = ours.get(key) == theirs.get(key)
         table.add_row(
-            str(seat),
-            seats[seat] if seat < len(seats) else "",
-            str(theirs),
-            str(ours) if same else f"[red]{ours}[/]",
-            "★" if seat in winners else "",
+            str(key),
+            seats[key] if unit == "seat" and key < len(seats) else "",
+            str(theirs.get(key)),
+            str(ours.get(key)) if same else f"[red]{ours.get(key)}[/]",
+            "★" if unit == "seat" and key in winners else "",
         )
     console.print(table)
+
+
+def _by(unit: str, totals: list[Mapping[str, Any]] | None) -> dict[int, Any]:
+    """``totals`` (of a report) by seat or team; a malformed entry is left out."""
+    return {t[unit]: t.get("total") for t in totals or [] if isinstance(t, Mapping) and unit in t}
 
 
 def _render_section(console: Console, section: Mapping[str, Any]) -> None:

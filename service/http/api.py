@@ -152,7 +152,7 @@ def seen_versions(query: dict[str, Any]) -> list[int]:
 def view_body(loaded: Loaded, seat: int | None, past: bool = False, **extra: Any) -> dict[str, Any]:
     adapter = loaded.adapter
     view = adapter.game.view(loaded.state, Viewer(seat))
-    body = {"id": loaded.id, **view, **deadline_of(loaded, past), **visibility(loaded.id)}
+    body = {"game_id": loaded.id, **view, **deadline_of(loaded, past), **visibility(loaded.id)}
     return adapter.view.dump({**body, **extra})
 
 
@@ -382,8 +382,8 @@ def list_games() -> Response:
       summary: List games
       description: |
         Games, oldest first (newest first with `order=newest`), optionally filtered by status
-        and game; keyset-paginated: pass the `next` value of a page as `after`, with the same
-        `order`, to get the following page (`next` is null on the last page). No
+        and game; keyset-paginated: pass the `next_after` value of a page as `after`, with the
+        same `order`, to get the following page (`next_after` is null on the last page). No
         authentication; a listing reveals nothing secret. Private games are listed only when
         asked for by id (`ids`): whoever has a game's id may look at it anyway.
       security: []
@@ -396,7 +396,7 @@ def list_games() -> Response:
         '400':
           description: |
             - `invalid_request`: an unknown query parameter, or one out of range (see `errors`);
-            - `invalid_cursor`: `after` is not the `next` value of a previous page.
+            - `invalid_cursor`: `after` is not the `next_after` value of a previous page.
           content:
             application/problem+json:
               schema: {$ref: '#/components/schemas/ListGamesBadRequest'}
@@ -424,7 +424,7 @@ def list_games() -> Response:
     page = rows[:limit]
     body = {
         "games": [game_summary(r) for r in page],
-        "next": page[-1].cursor.encode() if len(rows) > limit else None,
+        "next_after": page[-1].cursor.encode() if len(rows) > limit else None,
     }
     return json_response(GAME_LIST.dump(body))
 
@@ -442,7 +442,7 @@ def game_summary(row: GameRow) -> dict[str, Any]:
     """A lobby row: who sits where, free seats, whose move it is (from the public view of the
     game's state, which the service keeps folded for recent games)."""
     summary = {
-        "id": row.id,
+        "game_id": row.id,
         "game": row.game,
         "status": row.status,
         "version": row.version or 0,
@@ -975,10 +975,10 @@ def make_move(game_id: str) -> Response:
             - `game_not_started`: not every seat is taken yet;
             - `game_over`: the game has ended;
             - `already_picked`: this seat has picked this turn already; a pick is final (S4).
-              `details` gives the `round` and `turn`;
+              `errors` gives the `round` and `turn`;
             - `stale_move`: the move names a turn that is over (`round`/`turn` are not the
               game's); nothing was recorded. Read the game and choose again;
-            - `not_your_turn` (Sequence): another seat is to move (Q4); `details` gives the
+            - `not_your_turn` (Sequence): another seat is to move (Q4); `errors` gives the
               `turn` and the `seat_to_move`;
             - `seat_taken_over`: the greedy bot plays this seat since its player resigned or it
               stalled the game (`seats[i].taken_over`); its token makes no more moves;
@@ -1000,7 +1000,7 @@ def make_move(game_id: str) -> Response:
             The pick breaks a rule:
 
             - `card_not_in_hand`: your hand does not hold a named card (as many times as named);
-              `details.hand` lists your hand;
+              `errors.hand` lists your hand;
             - `chopsticks_not_available`: two cards need a chopsticks card placed in an earlier
               turn (S6);
             - `dummy_card_missing`: you control the dummy this turn, name its card (S17);
@@ -1014,7 +1014,7 @@ def make_move(game_id: str) -> Response:
 
             - `card_not_in_hand`: as above;
             - `card_does_not_match_cell`: a non-jack card goes on a cell showing it (Q6);
-              `details.cells` lists its two cells;
+              `errors.cells` lists its two cells;
             - `cell_occupied`: the cell already holds a chip (Q6);
             - `corner_cell`: no chip goes on a corner (Q9);
             - `no_opponent_chip`: a one-eyed jack removes another team's chip (Q6);
@@ -1235,7 +1235,7 @@ def state_at(game_id: str) -> Response:
     past = games().state_at(loaded, version)
     view = game.view(past, Viewer(seat, everything=game.is_over(loaded.state)))
     then = deadline_of(Loaded(gid, loaded.adapter, past), past=True)
-    body = {"id": gid, **view, **then, **visibility(gid)}
+    body = {"game_id": gid, **view, **then, **visibility(gid)}
     return json_response(loaded.adapter.view.dump(body))
 
 

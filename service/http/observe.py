@@ -99,9 +99,10 @@ def readyz() -> Response:
       operationId: readiness
       summary: Readiness probe
       description: >-
-        `200` when the database accepts a write (an INSERT, rolled back), else `503`: a
-        read-only database, a standby or a lost privilege make it fail while `/healthz` still
-        says `200`. For a Kubernetes `readinessProbe` or a load balancer's health check.
+        `200` when the database commits a write that needs new disk space (one row in a
+        freshly emptied table), else `503`: a full disk, a read-only database, a standby or a
+        lost privilege make it fail while `/healthz` still says `200`. For a Kubernetes
+        `readinessProbe` or a load balancer's health check.
       security: []
       responses:
         '200':

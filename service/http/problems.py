@@ -88,7 +88,6 @@ class ProblemSchema(Schema):
     instance = fields.String(required=True)
     code = fields.String(required=True)
     errors = fields.Dict(keys=fields.String(), values=fields.Raw())
-    details = fields.Dict(keys=fields.String(), values=fields.Raw())
     # Where the game is, on every refusal about one: a client resynchronises without a GET.
     version = fields.Integer(metadata={"description": "the game's current version"})
     round = fields.Integer(metadata={"description": "the game's current round (Sushi Go!)"})
@@ -138,7 +137,7 @@ def _from_validation(error: ValidationError) -> Response:
 def from_domain(error: DomainError, **where: Any) -> Problem:
     """The problem for a refusal of the rules; ``where``: the game's version and turn."""
     status = DOMAIN_STATUS.get(error.kind, 422)
-    extra = {"details": dict(error.details)} if error.details else {}
+    extra = {"errors": dict(error.details)} if error.details else {}
     return Problem(status, error.code, error.message, **extra, **where)
 
 
@@ -149,7 +148,7 @@ def _from_domain(error: DomainError) -> Response:
 def _from_service(error: ServiceError) -> Response:
     headers = {} if error.retry_after is None else {"Retry-After": str(error.retry_after)}
     status = DOMAIN_STATUS.get(error.kind, 422)
-    extra = {"details": error.details} if error.details else {}
+    extra = {"errors": error.details} if error.details else {}
     return problem_response(
         Problem(status, error.code, error.message, headers=headers, **extra, **error.where)
     )

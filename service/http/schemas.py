@@ -166,7 +166,7 @@ class ListGamesQuery(Strict):
         metadata={
             "description": (
                 "`oldest`: games by creation time, oldest first (ties broken by "
-                "`id`); `newest`: the reverse, newest first (e.g. for a lobby)."
+                "`game_id`); `newest`: the reverse, newest first (e.g. for a lobby)."
             )
         },
     )
@@ -174,7 +174,7 @@ class ListGamesQuery(Strict):
         validate=validate.Length(max=200),
         metadata={
             "description": (
-                "The opaque `next` value of the previous page. A cursor is a position in "
+                "The opaque `next_after` value of the previous page. A cursor is a position in "
                 "the list, not tied to an order: it lists the games after that position "
                 "in the `order` asked for, so a cursor from an `oldest` page used with "
                 "`order=newest` lists the games created before it (newest first), and "
@@ -262,7 +262,7 @@ class SeatSummary(Schema):
 
 
 class GameSummary(Schema):
-    id = fields.UUID(required=True)
+    game_id = fields.UUID(required=True)
     game = fields.String(required=True)
     status = fields.String(
         required=True,
@@ -301,7 +301,7 @@ class GameSummary(Schema):
 
 class GameList(Schema):
     games = fields.List(fields.Nested(GameSummary), required=True)
-    next = fields.String(
+    next_after = fields.String(
         allow_none=True,
         required=True,
         metadata={"description": "Pass as `after` for the next page; null on the last page."},
@@ -384,7 +384,14 @@ class EventRecord(Schema):
     )
     schema_version = fields.Integer(
         required=True,
-        metadata={"description": "The version of this event type's `data` layout.", "minimum": 1},
+        metadata={
+            "description": (
+                "The version of this event type's `data` layout. `/events` and the stream give\n"
+                "every event in its type's current version (an older one is upcast as it is\n"
+                "read); an export gives each as recorded, since its hash covers that form."
+            ),
+            "minimum": 1,
+        },
     )
     data = fields.Dict(
         keys=fields.String(),
@@ -421,11 +428,13 @@ class EventRecord(Schema):
                 "- `turn_revealed`: `{round, turn, picks: "
                 "[{seat, cards, chopsticks, dummy_card?,\n"
                 "  use_wasabi?}]}`\n"
-                "- `round_scored`: `{round, scores: [per "
-                "scored seat: points per category, total]}`\n"
-                "- `game_ended`: `{puddings: [{count, points}], totals, winners, seed}`\n"
+                "- `round_scored` (schema version 2; v1 listed the seats by position): "
+                "`{round,\n"
+                "  scores: [{seat, <category>: {points, count…}, total} per scored seat]}`\n"
+                "- `game_ended` (schema version 2; v1 listed the seats by position): `{puddings:\n"
+                "  [{seat, count, points}], totals: [{seat, total}], winners, seed}`\n"
                 "\n"
-                "Sequence (schema version 1; cells are `[row, column]`):\n"
+                "Sequence (schema version 1 unless said; cells are `[row, column]`):\n"
                 "\n"
                 "- `game_created`: `{game, rules: {players, "
                 "teams, advanced_jacks}, seed_commitment,\n"
@@ -450,8 +459,8 @@ class EventRecord(Schema):
                 "- `deck_reshuffled`: `{reshuffle, cards, stream_offset}`: the discard pile, in\n"
                 "  order, shuffled into a new draw pile from word `stream_offset` of the seed's\n"
                 "  stream (Q8)\n"
-                "- `game_ended`: `{result: win|draw, team, winners, totals (sequences per team),\n"
-                "  seed}`\n"
+                "- `game_ended` (schema version 2; v1 listed the teams by position): `{result:\n"
+                "  win|draw, team, winners, totals: [{team, total (sequences, Q12)}], seed}`\n"
                 "\n"
                 "`redacted`, when present, lists what was hidden from this viewer."
             )
@@ -519,14 +528,27 @@ class AuditReport(Schema):
         keys=fields.String(),
         metadata={"description": "Whether the provenance's points add up to the recorded scores."},
     )
-    recorded_totals = fields.List(fields.Integer(), allow_none=True)
+    recorded_totals = fields.List(
+        fields.Dict(keys=fields.String()),
+        allow_none=True,
+        metadata={
+            "description": (
+                "The `totals` of the recorded `game_ended`, in its current schema (Sushi Go!:\n"
+                "`[{seat, total}]`; Sequence: `[{team, total}]`)."
+            )
+        },
+    )
     recorded_winners = fields.List(fields.Integer(), allow_none=True)
     chain = fields.Dict(keys=fields.String())
     seed = fields.Dict(keys=fields.String())
     deals = fields.Dict(keys=fields.String())
     scores = fields.Dict(keys=fields.String())
     replay = fields.Dict(keys=fields.String())
-    totals = fields.List(fields.Integer(), allow_none=True)
+    totals = fields.List(
+        fields.Dict(keys=fields.String()),
+        allow_none=True,
+        metadata={"description": "The `totals` the replay gives, shaped as `recorded_totals`."},
+    )
     winners = fields.List(fields.Integer(), allow_none=True)
     provenance = fields.List(fields.Dict(keys=fields.String()), allow_none=True)
     signature = fields.Dict(

@@ -8,6 +8,8 @@ lobby status is derived from its lifecycle events, and concurrent writers are ke
 from __future__ import annotations
 
 import base64
+import os
+import socket
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -68,11 +70,11 @@ class VersionConflict(StoreError):
         self.expected_version = expected_version
 
 
-# A row no request could have written (scope "readiness"), always rolled back.
-_WRITE_PROBE = """INSERT INTO idempotency_keys
-    (scope, key, request_hash, game_id, version, expires_at)
-    VALUES ('readiness', md5(random()::text) || md5(random()::text), '', gen_random_uuid(), 1,
-            now())"""
+# The readiness probe commits a write that needs new disk space every time (migration 0011):
+# TRUNCATE gives the table a new, empty file, and the row then needs a new page.
+_PROBE_EMPTY = "TRUNCATE readiness_probe"
+_PROBE_WRITE = "INSERT INTO readiness_probe (process) VALUES (%s)"
+_PROCESS = f"{socket.gethostname()}:{os.getpid()}"
 
 
 class StoreUnavailable(StoreError):
@@ -256,6 +258,8 @@ class EventStore:
             with self.pool.connection(timeout=db.connection_timeout(self.pool)) as conn:
                 db.note_reachable(self.pool)
                 yield conn
+        except errors.DiskFull as exc:  # it answers, but cannot write: 503, yet not "down"
+            raise StoreUnavailable(f"the database refuses writes: {exc}") from exc
         except (psycopg.OperationalError, psycopg.InterfaceError) as exc:
             # Includes psycopg_pool.PoolTimeout. The pool discards broken connections itself.
             db.note_unreachable(self.pool, exc)
@@ -538,13 +542,14 @@ class EventStore:
             conn.execute("SELECT 1")
 
     def check_writable(self) -> None:
-        """Raise :class:`StoreUnavailable` unless the database accepts an INSERT (rolled back:
-        nothing is kept). Catches a read-only database, a standby, a lost privilege; not what
-        shows only at COMMIT."""
+        """Raise :class:`StoreUnavailable` unless the database commits a write that needs new
+        disk space (one row in a freshly emptied table). Catches a full disk, a read-only
+        database, a standby, a lost privilege, and what shows only at COMMIT."""
         try:
-            with self._connection() as conn, conn.transaction(force_rollback=True):
-                conn.execute(_WRITE_PROBE)
-        except psycopg.Error as exc:  # e.g. ReadOnlySqlTransaction, InsufficientPrivilege
+            with self._connection() as conn, conn.transaction():
+                conn.execute(_PROBE_EMPTY)
+                conn.execute(_PROBE_WRITE, (_PROCESS,))
+        except psycopg.Error as exc:  # e.g. DiskFull, ReadOnlySqlTransaction, InsufficientPrivilege
             raise StoreUnavailable(f"the database refuses writes: {exc}") from exc
 
     @staticmethod

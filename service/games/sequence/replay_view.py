@@ -91,6 +91,5 @@ def _result(data: Mapping[str, Any], names: list[str]) -> str:
     if data.get("result") == "draw":
         return "[bold]a draw[/]: every seat passed in a row (Q8)"
     winners = ", ".join(names[s] if s < len(names) else str(s) for s in data["winners"])
-    return (
-        f"[bold]team {data['team']} wins[/] (Q12): {winners} · sequences per team {data['totals']}"
-    )
+    per_team = ", ".join(f"team {t['team']}: {t['total']}" for t in data["totals"])
+    return f"[bold]team {data['team']} wins[/] (Q12): {winners} · sequences per team {per_team}"

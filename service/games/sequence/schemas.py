@@ -255,6 +255,13 @@ class SequenceRulesView(Schema):
     advanced_jacks = fields.Boolean(required=True)
 
 
+class TeamTotal(Schema):
+    team = fields.Integer(required=True, metadata={"minimum": 0, "maximum": 2})
+    total = fields.Integer(
+        required=True, metadata={"description": "Sequences (Q12).", "minimum": 0}
+    )
+
+
 class SequenceView(Schema):
     class Meta:
         description = (
@@ -266,7 +273,7 @@ class SequenceView(Schema):
             "`winners`, `totals`, `seed`, `draw_pile` and `seats[].hand`."
         )
 
-    id = fields.UUID(required=True)
+    game_id = fields.UUID(required=True)
     game = fields.String(required=True, metadata={"const": SEQUENCE.name})
     status = fields.String(
         required=True,
@@ -370,7 +377,8 @@ class SequenceView(Schema):
         metadata={"description": "Once over. The seats of the winning team (none after a draw)."},
     )
     totals = fields.List(
-        fields.Integer(), metadata={"description": "Once over. Sequences per team."}
+        fields.Nested(TeamTotal),
+        metadata={"description": "Once over. Sequences per team (Q12), as `game_ended` has them."},
     )
     seed = fields.String(metadata={"pattern": "^[0-9a-f]{64}$"})
     draw_pile = fields.List(

@@ -113,7 +113,8 @@ class _Replay:
         for column in ("seat", *CATEGORIES, "round", "total"):
             justify: JustifyMethod = "left" if column == "seat" else "right"
             table.add_column(column, min_width=len(column), justify=justify)
-        for seat, score in enumerate(data["scores"]):
+        for score in data["scores"]:
+            seat = score["seat"]
             self.totals[seat] += score["total"]
             cells = [str(score.get(category, {}).get("points", 0)) for category in CATEGORIES]
             table.add_row(self.names[seat], *cells, str(score["total"]), str(self.totals[seat]))
@@ -124,12 +125,14 @@ class _Replay:
         self.console.print(Rule("end"))
         winners = set(data["winners"])
         table = Table("seat", "puddings", "points (S14/S15)", "total", "", title="final")
-        for seat, (pudding, total) in enumerate(zip(data["puddings"], data["totals"], strict=True)):
+        totals = {t["seat"]: t["total"] for t in data["totals"]}
+        for pudding in data["puddings"]:
+            seat = pudding["seat"]
             table.add_row(
                 self.names[seat],
                 str(pudding["count"]),
                 str(pudding["points"]),
-                str(total),
+                str(totals[seat]),
                 "[bold]★ winner[/]" if seat in winners else "",
             )
         self.console.print(table)

@@ -339,6 +339,12 @@ class RulesView(Schema):
     dummy = fields.Boolean(required=True)
 
 
+class SeatTotal(Schema):
+    seat = fields.Integer(required=True, metadata={"minimum": 0, "maximum": 4})
+    name = fields.String(required=True)
+    total = fields.Integer(required=True)
+
+
 class SushiGoView(Schema):
     class Meta:
         description = (
@@ -348,7 +354,7 @@ class SushiGoView(Schema):
             "`seats[].hand` (once the game is over)."
         )
 
-    id = fields.UUID(required=True)
+    game_id = fields.UUID(required=True)
     game = fields.String(required=True, metadata={"const": SUSHI_GO.name})
     status = fields.String(
         required=True,
@@ -426,8 +432,13 @@ class SushiGoView(Schema):
         },
     )
     totals = fields.List(
-        fields.Integer(),
-        metadata={"description": "Once over. Final totals per scored seat (the dummy last, S17)."},
+        fields.Nested(SeatTotal),
+        metadata={
+            "description": (
+                "Once over. Final totals per scored seat (the dummy, named `dummy`, last, S17),\n"
+                "as in `/scores`."
+            )
+        },
     )
     seed = fields.String(
         metadata={
@@ -509,12 +520,6 @@ class PuddingScore(Schema):
     name = fields.String(required=True)
     count = fields.Integer(required=True, metadata={"minimum": 0})
     points = fields.Integer(required=True)
-
-
-class SeatTotal(Schema):
-    seat = fields.Integer(required=True, metadata={"minimum": 0, "maximum": 4})
-    name = fields.String(required=True)
-    total = fields.Integer(required=True)
 
 
 class SushiGoScoreSheet(Schema):

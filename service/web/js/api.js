@@ -17,8 +17,8 @@ export class ApiError extends Error {
 function describe(status, problem) {
   if (!problem) return `The server answered ${status}.`;
   let text = problem.detail || problem.title || `The server answered ${status}.`;
-  const errors = problem.errors;
-  if (errors && typeof errors === "object") {
+  const errors = problem.errors; // field → messages for invalid_request; other codes: facts
+  if (problem.code === "invalid_request" && errors && typeof errors === "object") {
     const parts = Object.entries(errors).map(([field, msgs]) => `${field}: ${[msgs].flat().join(", ")}`);
     if (parts.length) text += ` (${parts.join("; ")})`;
   }

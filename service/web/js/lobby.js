@@ -120,12 +120,12 @@ function createForm() {
       const game = await api("POST", "/games", { body });
       const join = { name };
       if (game.invitation) {
-        rememberInvitation(game.id, game.invitation); // shown once: this browser keeps it
+        rememberInvitation(game.game_id, game.invitation); // shown once: this browser keeps it
         join.invitation = game.invitation.token;
       }
-      const grant = await api("POST", `/games/${game.id}/players`, { body: join });
-      rememberSeat(game.id, grant);
-      location.hash = `#/game/${game.id}`;
+      const grant = await api("POST", `/games/${game.game_id}/players`, { body: join });
+      rememberSeat(game.game_id, grant);
+      location.hash = `#/game/${game.game_id}`;
     } catch (error) {
       notify(error.message);
       button.disabled = false;
@@ -154,7 +154,7 @@ function myGames() {
   async function refresh() {
     try {
       const page = await api("GET", `/games?${new URLSearchParams({ ids: ids.join(","), limit: String(PAGE), order: "newest" })}`);
-      replace(list, page.games.length ? page.games.map((g) => myRow(g, seats[g.id])) : h("li", { class: "muted" }, "None any more."));
+      replace(list, page.games.length ? page.games.map((g) => myRow(g, seats[g.game_id])) : h("li", { class: "muted" }, "None any more."));
     } catch (error) {
       notify(error.message);
     }
@@ -164,10 +164,10 @@ function myGames() {
 }
 
 function myRow(g, seat) {
-  const target = g.status === "over" ? `#/replay/${g.id}` : `#/game/${g.id}`;
+  const target = g.status === "over" ? `#/replay/${g.game_id}` : `#/game/${g.game_id}`;
   const yours = g.waiting_for.includes(seat.seat);
   const status = { waiting: `waiting for ${plural(g.free_seats, "player")}`, playing: yours ? "your turn" : "in play", over: "finished", cancelled: "cancelled: not enough players" }[g.status];
-  return h("li", { dataset: { game: g.id } },
+  return h("li", { dataset: { game: g.game_id } },
     h("a", { href: target }, `${TITLES[g.game] || g.game}: ${players(g)}`), " ",
     h("span", { class: `badge ${yours ? "wait" : "done"}` }, status),
     h("span", { class: "muted small" }, ` you are ${seat.name}`),
@@ -195,7 +195,7 @@ function gameList(status, title, action) {
     try {
       const page = await get(Math.min(shown, 100), null);
       replace(list, page.games.length ? page.games.map((g) => row(g, status, action)) : h("li", { class: "muted" }, "None right now."));
-      next = page.next;
+      next = page.next_after;
       more.hidden = !next;
     } catch (error) {
       notify(error.message);
@@ -208,9 +208,9 @@ function gameList(status, title, action) {
     try {
       const page = await get(PAGE, next);
       const have = new Set([...list.children].map((li) => li.dataset.game));
-      list.append(...page.games.filter((g) => !have.has(g.id)).map((g) => row(g, status, action)));
+      list.append(...page.games.filter((g) => !have.has(g.game_id)).map((g) => row(g, status, action)));
       shown = list.querySelectorAll("li[data-game]").length;
-      next = page.next;
+      next = page.next_after;
       more.hidden = !next;
     } catch (error) {
       notify(error.message);
@@ -225,7 +225,7 @@ function gameList(status, title, action) {
 }
 
 function row(g, status, action) {
-  const target = status === "over" ? `#/replay/${g.id}` : `#/game/${g.id}`;
+  const target = status === "over" ? `#/replay/${g.game_id}` : `#/game/${g.game_id}`;
   const name = TITLES[g.game] || g.game;
   const waiting = g.waiting_for.map((seat) => g.seats[seat]?.name).filter(Boolean);
   const state = {
@@ -233,7 +233,7 @@ function row(g, status, action) {
     playing: waiting.length ? `waiting for ${waiting.join(", ")}` : "playing",
     over: "finished",
   }[status];
-  return h("li", { dataset: { game: g.id } },
+  return h("li", { dataset: { game: g.game_id } },
     h("a", { href: target, class: "button small", "aria-label": `${action} the ${name} game of ${players(g)}` }, action), " ",
     h("strong", {}, name), " ", h("span", { class: "players" }, players(g)), " · ", h("span", { class: "state" }, state),
     h("span", { class: "muted small" }, ` · created ${when(g.created_at)}`));

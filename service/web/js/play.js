@@ -271,12 +271,12 @@ class GamePage {
       const game = await api("POST", "/games", { body });
       const join = { name: this.seat?.name || localStorage.getItem("cardroom.name") || "Player" };
       if (game.invitation) {
-        rememberInvitation(game.id, game.invitation);
+        rememberInvitation(game.game_id, game.invitation);
         join.invitation = game.invitation.token;
       }
-      const grant = await api("POST", `/games/${game.id}/players`, { body: join });
-      rememberSeat(game.id, grant);
-      location.hash = `#/game/${game.id}`;
+      const grant = await api("POST", `/games/${game.game_id}/players`, { body: join });
+      rememberSeat(game.game_id, grant);
+      location.hash = `#/game/${game.game_id}`;
     } catch (error) {
       notify(error.message);
     }

@@ -47,7 +47,7 @@ async function allEvents(gameId) {
 class Replay {
   constructor(main, module, view, events, audit, sheet) {
     Object.assign(this, { main, m: module, final: view, events, audit, sheet });
-    this.id = view.id;
+    this.id = view.game_id;
     this.states = new Map(); // version → the state's view (versions never change: cache forever)
     this.version = view.version;
     this.build();

@@ -146,7 +146,7 @@ function sequenceCells(view) {
 const seen = new Map();
 
 function changedCells(view, use) {
-  const id = `${use}:${view.id ?? ""}`;
+  const id = `${use}:${view.game_id ?? ""}`;
   const chips = view.chips || [];
   const before = seen.get(id);
   if (before && before.version === view.version) return before.changed;

@@ -360,7 +360,7 @@ export function describeEvent(view, record) {
     case "turn_revealed":
       return `Turn ${d.turn} revealed — ${(d.picks || []).map((p) => describePick(view, p)).join("; ")}`;
     case "round_scored":
-      return `Round ${d.round} scored — ${(d.scores || []).map((s, seat) => `${seatName(view, seat)}: ${s.total}`).join(", ")}`;
+      return `Round ${d.round} scored — ${(d.scores || []).map((s) => `${seatName(view, s.seat)}: ${s.total}`).join(", ")}`;
     case "game_ended":
       return "The game ended";
     default:
