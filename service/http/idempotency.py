@@ -67,17 +67,27 @@ _BASE64URL = re.compile(r"[A-Za-z0-9_-]{22,255}")
 
 def random_enough(key: str) -> bool:
     """Whether ``key`` has the form of an unguessable value: a UUID (not the nil or max one), 32+
-    hex digits, or 22+ base64url characters (128+ bits) with both cases and 12+ distinct
-    characters. The service cannot measure randomness; it refuses what plainly has none
-    (``pick-1-2``, ``my-bot-join-key-1``): a random token passes with near certainty."""
+    hex digits, or 22+ base64url characters (128+ bits) of 12+ distinct characters from at
+    least two of the classes upper case, lower case, digits, ``-``/``_``. The service cannot
+    measure randomness; it refuses what plainly has none (``pick-1-2``, ``my-bot-join-key-1``):
+    a random token passes with near certainty. (Both cases were once required: one
+    ``token_urlsafe(16)`` in about 50,000 has no lower-case letter, and was refused.)"""
     if _UUID.fullmatch(key):
         return len(set(key.replace("-", "").lower())) > 1
     if _HEX.fullmatch(key):
         return len(set(key.lower())) >= 8
     if _BASE64URL.fullmatch(key):
-        has_cases = any(c.isupper() for c in key) and any(c.islower() for c in key)
-        return has_cases and len(set(key)) >= 12
+        classes = {_class_of(c) for c in key}
+        return len(classes) >= 2 and len(set(key)) >= 12
     return False
+
+
+def _class_of(character: str) -> str:
+    if character.isupper():
+        return "upper"
+    if character.islower():
+        return "lower"
+    return "digit" if character.isdigit() else "mark"
 
 
 def parse_key(value: str) -> str:
