@@ -134,8 +134,10 @@ def test_the_waiting_games_cap_is_off_with_the_rate_limits(pool: ConnectionPool)
     app = create_app(pool=pool, config=config)
     app.extensions["cardroom"].keys = keys.Keyring.from_jwks({"keys": keys.new_pair()})
     with serve_app(app) as url, ApiClient(url) as api:
-        for _ in range(3):
-            api.join(api.create_game(2)["game_id"], "one")
+        waiting = [api.create_game(2)["game_id"] for _ in range(3)]
+        seats = [api.join(game_id, "one")["seat"] for game_id in waiting]  # 201 each, no 409
+        assert seats == [0, 0, 0]
+        assert {api.game(game_id)["status"] for game_id in waiting} == {"waiting"}
 
 
 def test_moves_are_rate_limited_per_token(pool: ConnectionPool) -> None:
