@@ -271,9 +271,14 @@ class GameService:
     def holds(self, game_id: UUID, token: SeatToken) -> bool:
         """Whether ``token`` acts for its seat now: the seat is taken, by the ``seat_taken`` the
         token was issued with (not left since, nor left and taken by someone else). Judged by
-        this process's latest state of the game (the route has just loaded it)."""
+        this process's latest state of the game, which may be behind: a move judges it again on
+        the state it is decided on (``move``)."""
         cached = self._states.get(game_id)
         state = cached[1] if cached is not None else self.load(game_id).state
+        return self.holds_in(game_id, state, token)
+
+    def holds_in(self, game_id: UUID, state: Any, token: SeatToken) -> bool:
+        """Whether ``token`` holds its seat in ``state`` (see ``holds``)."""
         seated = getattr(state, "seated_at", None)
         if seated is None:  # a game without leaving: every token holds its seat
             return True
@@ -408,12 +413,15 @@ class GameService:
         turn: Any,
         loaded: Loaded | None = None,
         record: IdempotencyRecord | None = None,
+        token: SeatToken | None = None,
     ) -> Loaded:
         """Decide and append ``seat``'s move for ``turn`` (as the move schema loads it);
         ``loaded`` is the game as this process last saw it, if at hand (``last_seen``: it may
         be behind). A move counts only for the turn it names: were it decided for a later one,
         it would be a pick from a hand its player never saw (a second device, a resend, a race
-        with the turn clock).
+        with the turn clock). ``token``: the bearer's, which must hold the seat in the state
+        the move is decided on (a seat left and taken again since this process last looked
+        belongs to another token: 401 ``invalid_token``).
 
         Why no read first: the append names the version the move was decided at, so a state
         that is behind costs a VersionConflict and a decision on the current state, never a
@@ -423,6 +431,8 @@ class GameService:
             if loaded is None or attempt > 0:
                 loaded, current = self.load(game_id), True
             try:
+                if token is not None and not self.holds_in(game_id, loaded.state, token):
+                    raise _seat_left(token)
                 _check_turn(loaded, turn)
                 seed = self.seed(game_id)
                 outcome = self._decide(loaded, seed, MakeMove(seat, move, seed))
@@ -628,6 +638,15 @@ def _turn_words(adapter: GameAdapter, turn: Any) -> str:
     values = turn if isinstance(turn, tuple) else (turn,)
     return ", ".join(
         f"{name} {value}" for name, value in zip(adapter.turn_fields, values, strict=True)
+    )
+
+
+def _seat_left(token: SeatToken) -> errors.ServiceError:
+    return errors.ServiceError(
+        "invalid_token",
+        f"this token's seat ({token.seat}) was left before the start: the token acts for no seat"
+        " any more; join the game again for a new token",
+        "unauthorized",
     )
 
 

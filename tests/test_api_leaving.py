@@ -357,3 +357,33 @@ def test_a_retried_leave_or_resignation_gets_its_first_answer(
     events = api.events(gid)
     assert [e["type"] for e in events].count("seat_left") == 1
     assert [e["type"] for e in events].count("seat_taken_over") == 1
+
+
+def test_a_left_token_cannot_move_through_a_process_that_has_not_seen_it_leave(
+    api: ApiClient, pool: ConnectionPool, live_server: LiveServer
+) -> None:
+    """Two processes (two apps, each with its own cache of the game). Ann joins through the
+    first, then leaves through the second, where Bob takes her seat and the game starts. The
+    first decides a pick on the state it holds (issue 15); were its cache still the waiting
+    game (the moment before it reads the appends: held here by putting that state back), her
+    old token must still not pick for Bob's seat there (401), and Bob's own token must."""
+    games = live_server.app.extensions["cardroom"]
+    with serve(create_app(pool=pool)) as other_url, ApiClient(other_url) as other:
+        gid = api.create_game(2)["game_id"]
+        ann = api.join(gid, "Ann")
+        waiting = games.last_seen(UUID(gid))
+        assert ann["seat"] == 0 and waiting.state.status == "waiting"
+        expect_status(other.post(f"/games/{gid}/leave", token=ann["token"]), 200)
+        bob = other.join(gid, "Bob")
+        other.join(gid, "Cid")
+        view = other.game(gid, token=bob["token"])
+        assert bob["seat"] == 0 and view["status"] == "playing"
+        move = random_move(view, random.Random(1))  # names its round and turn
+        stale = (waiting.adapter.game.name, waiting.state)
+        games._states.put(UUID(gid), stale)  # this process has not read the appends yet
+        response = api.post(f"/games/{gid}/moves", move, token=ann["token"], name_turn=False)
+        expect_problem(response, 401, "invalid_token")
+        assert other.game(gid)["version"] == view["version"]  # nothing recorded
+        games._states.put(UUID(gid), stale)
+        response = api.post(f"/games/{gid}/moves", move, token=bob["token"], name_turn=False)
+        expect_status(response, 200)

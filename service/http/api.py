@@ -1034,7 +1034,8 @@ def make_move(game_id: str) -> Response:
     gid = game_id_of(game_id)
     # The state this process holds, not read again: the append names its version (play.py).
     loaded = games().last_seen(gid) or load(gid)
-    seat = auth.require_seat(games(), gid)
+    token = auth.require_token(games(), gid)  # judged again on the state the move is decided on
+    seat = token.seat
     keyed = idempotency.begin()  # after authentication: a key is looked up for its client only
     if keyed is not None and keyed.stored is not None:
         past = as_it_was(keyed)
@@ -1047,7 +1048,7 @@ def make_move(game_id: str) -> Response:
             f"your token acts for seat {seat}, not seat {body['seat']}",
         )
     record = None if keyed is None else keyed.record()
-    moved = games().move(gid, seat, body["move"], body.get("turn"), loaded, record)
+    moved = games().move(gid, seat, body["move"], body.get("turn"), loaded, record, token)
     return with_receipt(view_body(moved, seat), moved, 200)
 
 

@@ -57,11 +57,16 @@ def _match(seats: list[SeatToken], digest: bytes) -> SeatToken | None:
 def seat_of(games: GameService, game_id: UUID, token: str, held: bool = True) -> int:
     """The seat ``token`` acts for in ``game_id``; 401 if unknown or its seat was left (unless
     not ``held``: a retried leave is recognised by its token), 403 if another game's."""
+    return token_of(games, game_id, token, held).seat
+
+
+def token_of(games: GameService, game_id: UUID, token: str, held: bool = True) -> SeatToken:
+    """The seat token row ``token`` matches in ``game_id`` (see ``seat_of``)."""
     digest = token_hash(token)
     found = _match(games.seat_tokens(game_id), digest)
     if found is None:  # a seat taken since the cache was filled?
         found = _match(games.seat_tokens(game_id, refresh=True), digest)
-    if found is not None and held and not games.holds(game_id, found):
+    if found is not None and held and not _holds_now(games, game_id, found):
         raise Problem(
             401,
             "invalid_token",
@@ -71,7 +76,7 @@ def seat_of(games: GameService, game_id: UUID, token: str, held: bool = True) ->
         )
     if found is not None:
         logs.bind(seat=found.seat)  # the request's log lines name the seat
-        return found.seat
+        return found
     if games.store.token_game(digest) is not None:
         raise Problem(403, "not_your_game", "this token belongs to a seat in another game")
     raise Problem(
@@ -80,6 +85,15 @@ def seat_of(games: GameService, game_id: UUID, token: str, held: bool = True) ->
         "unknown bearer token: use the token returned when you took your seat",
         headers={"WWW-Authenticate": 'Bearer error="invalid_token"'},
     )
+
+
+def _holds_now(games: GameService, game_id: UUID, found: SeatToken) -> bool:
+    """Whether ``found`` holds its seat; a "no" from this process's cached state (maybe behind:
+    the seat may have been taken again since) is asked again of the game as it is now."""
+    if games.holds(game_id, found):
+        return True
+    games.load(game_id)  # brings the cached state forward
+    return games.holds(game_id, found)
 
 
 def check_invitation(games: GameService, game_id: UUID, invitation: str | None) -> None:
@@ -131,6 +145,11 @@ def require_creator(games: GameService, game_id: UUID) -> PrivateGame:
 
 
 def require_seat(games: GameService, game_id: UUID, held: bool = True) -> int:
+    return require_token(games, game_id, held).seat
+
+
+def require_token(games: GameService, game_id: UUID, held: bool = True) -> SeatToken:
+    """The bearer's seat token row in ``game_id``; 401 without a token (see ``seat_of``)."""
     token = bearer_token()
     if token is None:
         raise Problem(
@@ -139,7 +158,7 @@ def require_seat(games: GameService, game_id: UUID, held: bool = True) -> int:
             "moves need 'Authorization: Bearer <token>' with the token you got on joining",
             headers={"WWW-Authenticate": "Bearer"},
         )
-    return seat_of(games, game_id, token, held)
+    return token_of(games, game_id, token, held)
 
 
 def optional_seat(games: GameService, game_id: UUID) -> int | None:

@@ -28,7 +28,7 @@ PROBLEM_JSON = "application/problem+json"
 PROBLEM_TYPE = "urn:cardroom:problem:"  # + code; the codes are listed in docs/errors.md
 
 # How a domain error's kind maps to HTTP (see domain.decider.DomainError).
-DOMAIN_STATUS = {"conflict": 409, "rule": 422, "forbidden": 403}
+DOMAIN_STATUS = {"conflict": 409, "rule": 422, "forbidden": 403, "unauthorized": 401}
 
 # Codes for werkzeug's own errors (routing, body size, methods, content type).
 HTTP_CODES = {
@@ -148,6 +148,9 @@ def _from_domain(error: DomainError) -> Response:
 def _from_service(error: ServiceError) -> Response:
     headers = {} if error.retry_after is None else {"Retry-After": str(error.retry_after)}
     status = DOMAIN_STATUS.get(error.kind, 422)
+    if status == 401:
+        headers["WWW-Authenticate"] = f'Bearer error="{error.code}"'
+
     extra = {"errors": error.details} if error.details else {}
     return problem_response(
         Problem(status, error.code, error.message, headers=headers, **extra, **error.where)
