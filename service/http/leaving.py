@@ -56,11 +56,7 @@ def leave_game(game_id: str) -> Response:
           content:
             application/problem+json:
               schema: {$ref: '#/components/schemas/MoveUnauthorized'}
-        '403':
-          description: '`not_your_game`: the token belongs to a seat of another game.'
-          content:
-            application/problem+json:
-              schema: {$ref: '#/components/schemas/NotYourGameProblem'}
+        '403': NotYourGame
         '404': GameNotFound
         '409':
           description: |
@@ -136,11 +132,7 @@ def resign_game(game_id: str) -> Response:
           content:
             application/problem+json:
               schema: {$ref: '#/components/schemas/MoveUnauthorized'}
-        '403':
-          description: '`not_your_game`: the token belongs to a seat of another game.'
-          content:
-            application/problem+json:
-              schema: {$ref: '#/components/schemas/NotYourGameProblem'}
+        '403': NotYourGame
         '404': GameNotFound
         '409':
           description: |
