@@ -99,9 +99,27 @@ def formatter(kind: str) -> logging.Formatter:
     return JsonFormatter() if kind == "json" else TextFormatter()
 
 
+class StderrHandler(logging.StreamHandler):
+    """Writes to ``sys.stderr`` as it is when a line is logged, not as it was when logging was
+    configured (as the standard library's last-resort handler does): whoever swaps the stream
+    later (a daemon, a test harness capturing output) still gets the lines, and a line is never
+    written to a stream that was closed since."""
+
+    def __init__(self) -> None:
+        super().__init__()
+
+    @property
+    def stream(self) -> Any:
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value: Any) -> None:
+        pass  # always the current sys.stderr
+
+
 def configure(config: Settings, access_log: bool = True) -> None:
     """The process's logging: one handler on stderr with the chosen format."""
-    handler = logging.StreamHandler(sys.stderr)
+    handler = StderrHandler()
     handler.setFormatter(formatter(config.log_format))
     handler.addFilter(ContextFilter())
     root = logging.getLogger()

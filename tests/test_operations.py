@@ -3,6 +3,7 @@ metrics (summed over gunicorn's workers), and probes that tell a read-only datab
 
 from __future__ import annotations
 
+import io
 import json
 import logging
 import os
@@ -24,6 +25,7 @@ from psycopg import sql
 
 from service import logs
 from service.http.app import create_app
+from service.settings import Settings
 from service.store import db
 
 pytest_plugins = ["api_fixtures"]
@@ -101,6 +103,26 @@ def test_text_log_lines_have_a_timestamp_and_the_context() -> None:
         r"\[request_id=r-9 game_id=g-1 seat=2\]",
         line,
     ), line
+
+
+def test_the_log_handler_writes_to_stderr_as_it_is_now(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`cardroom` configures logging once; whatever replaces sys.stderr later (a test harness
+    that captures output, then closes its stream) must not make each later line a "Logging
+    error" on a closed file: the handler writes to the current sys.stderr."""
+    root = logging.getLogger()
+    saved = root.handlers[:], root.level
+    first, second = io.StringIO(), io.StringIO()
+    try:
+        monkeypatch.setattr(sys, "stderr", first)
+        logs.configure(Settings(log_format="text", log_level="INFO"))
+        first.close()  # the stream that was stderr at configure time is gone
+        monkeypatch.setattr(sys, "stderr", second)
+        logging.getLogger("cardroom.test").warning("after the swap")
+    finally:
+        root.handlers[:], level = saved
+        root.setLevel(level)
+    written = second.getvalue()
+    assert "WARNING cardroom.test: after the swap" in written and "Logging error" not in written
 
 
 # --- metrics -----------------------------------------------------------------------------------
