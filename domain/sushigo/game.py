@@ -124,7 +124,70 @@ def _start(log: Log[State], seed: bytes) -> None:
 
 
 def _execute_pick(state: State, command: MakeMove) -> tuple[list[Event], State]:
-    """A seat's pick, and when it completes the turn, everything that follows (S4)."""
+    """A seat's pick, and when it completes the turn, everything that follows (S4).
+
+    The common case (a single card from the hand, nothing else to decide, in a game without the
+    dummy) is decided here in as few steps as possible: a game makes ~90 of these, and they are
+    most of a random game's instructions (issue 15). Fields are read by index (``state[_HANDS]``),
+    which costs a fraction of a named field's lookup. Anything else, and every refusal, goes
+    through ``_execute_any_pick``; tests/test_sushigo_fast_path.py checks both against deciding
+    with ``evolve`` event by event (``execute_by_evolve``)."""
+    move, seat = command.move, command.seat
+    if (
+        type(move) is Pick
+        and move[_DUMMY_CARD] is None
+        and move[_USE_WASABI] is None
+        and not move[_AUTO]
+        and state[_STARTED]
+        and not state[_OVER]
+        and not state[_RULES].dummy  # type: ignore[union-attr]
+        and type(seat) is int
+        and 0 <= seat < len(state[_HANDS])
+    ):
+        cards, by = move[_CARDS], move[_BY]
+        if state[_BOT_SEATS] or state[_TAKEN_OVER] or by is not None:
+            check_origin(state, seat, by)  # before already_picked, as in _execute_any_pick
+        picks, hand = state[_PICKS], state[_HANDS][seat]
+        if type(cards) is tuple and len(cards) == 1 and picks[seat] is None and cards[0] in hand:
+            card = cards[0]
+            data = {"seat": seat, "cards": [card], "chopsticks": False, "auto": False}
+            if by is not None:
+                data["by"] = by
+            data["round"], data["turn"] = state[_ROUND], state[_TURN]
+            at = hand.index(card)
+            hands = list(state[_HANDS])
+            hands[seat] = hand[:at] + hand[at + 1 :]
+            picks = list(picks)
+            picks[seat] = move
+            event = _new_event(Event, (CARD_PICKED, data, 1))
+            if None in picks:  # the turn goes on: nothing else happens yet
+                values = list(state)
+                values[_VERSION], values[_HANDS], values[_PICKS] = (
+                    state[_VERSION] + 1,
+                    tuple(hands),
+                    tuple(picks),
+                )
+                return [event], tuple.__new__(State, values)
+            events = [event]
+            return events, _complete_turn(state, hands, picks, events, command.seed)
+    return _execute_any_pick(state, command)
+
+
+def _execute_any_pick(state: State, command: MakeMove) -> tuple[list[Event], State]:
+    """A seat's pick, whatever its shape, or the reason it is refused."""
+    _check_pick(state, command)
+    pick = _validate(state, command.seat, command.move)
+    event = _picked(state, command.seat, pick)
+    after = _with_pick(state, command.seat, pick, state.version + 1)
+    if None in after.picks:
+        return [event], after
+    events = [event]
+    # state, not after: a pick changes only the hands, picks and version _complete_turn is given
+    return events, _complete_turn(state, list(after.hands), list(after.picks), events, command.seed)
+
+
+def _check_pick(state: State, command: MakeMove) -> None:
+    """Whether ``command``'s seat may pick now (before looking at the pick itself)."""
     if state.cancelled:
         raise conflict("game_cancelled", "this game was cancelled: its seats did not fill in time")
     if not state.started:
@@ -144,13 +207,18 @@ def _execute_pick(state: State, command: MakeMove) -> tuple[list[Event], State]:
             round=state.round,
             turn=state.turn,
         )
-    pick = _validate(state, seat, command.move)
-    event = _picked(state, seat, pick)
-    after = _with_pick(state, seat, pick, state.version + 1)
-    if None in after.picks:
-        return [event], after  # the turn goes on: nothing else happens yet
-    log = Log(after, evolve)
-    log.events.append(event)
+
+
+def execute_by_evolve(state: State, command: Command) -> tuple[list[Event], State]:
+    """``execute`` the plain way, the reference the fast paths are checked against
+    (tests/test_sushigo_fast_path.py): every event applied by ``evolve`` as it is decided, with
+    the reveal, automatic picks and the end decided from the state before each of them."""
+    if not isinstance(command, MakeMove):
+        return execute(state, command)
+    _check_pick(state, command)
+    pick = _validate(state, command.seat, command.move)
+    log = Log(state, evolve)
+    log.record(_picked(state, command.seat, pick))
     _consequences(log, command.seed)
     return log.events, log.state
 
@@ -230,26 +298,107 @@ def _picked(state: State, seat: int, pick: Pick) -> Event:
 
 
 def _consequences(log: Log[State], seed: bytes) -> None:
-    """Everything a completed turn causes, until a seat must decide or the game ends:
-    reveal and pass (S4), round scoring (S10–S12), the next deal (S3), automatic last picks (S5),
-    pudding scoring and the end (S13–S16)."""
+    """Everything a completed turn causes, the plain way (``execute_by_evolve``; ``execute``
+    decides the same with ``_complete_turn``): reveal and pass (S4), round scoring (S10–S12),
+    the next deal (S3), automatic last picks (S5), pudding scoring and the end (S13–S16)."""
     while None not in log.state.picks:
-        before = log.state
-        revealed = _reveal(before)
-        log.record(revealed, _on_revealed(before, revealed.data, before.version + 1))
+        log.record(_reveal(log.state))
         state = log.state
         if any(state.hands) or state.dummy_pile:
             for seat in _automatic_seats(state):
-                now = log.state
-                pick = _new_pick(Pick, ((state.hands[seat][0],), None, None, True, None))
-                log.record(_picked(now, seat, pick), _with_pick(now, seat, pick, now.version + 1))
+                log.record(_picked(log.state, seat, Pick((state.hands[seat][0],), auto=True)))
             continue
-        log.record(_score_round(state))
-        if log.state.round < ROUNDS:
-            log.record(_deal(log.state, seed))
-        else:
-            log.record(_end(log.state, seed))
-            return
+        _end_round(log, seed)
+        return
+
+
+def _end_round(log: Log[State], seed: bytes) -> None:
+    """S3/S13: score the round, then deal the next one or end the game."""
+    log.record(_score_round(log.state))
+    if log.state.round < ROUNDS:
+        log.record(_deal(log.state, seed))
+    else:
+        log.record(_end(log.state, seed))
+
+
+def _complete_turn(
+    state: State, hands: list[tuple[str, ...]], picks: list[Pick], events: list[Event], seed: bytes
+) -> State:
+    """What ``_consequences`` decides, on one working copy of the state's moving parts (hands,
+    picks, tableaux, turn) instead of a new immutable state per event: frozen once, when a seat
+    must decide again or the round is over. ``state`` is the state before the pick that
+    completed the turn (its other fields hold); ``hands`` and ``picks`` include that pick, whose
+    event is already (and alone) in ``events``; the events that follow are appended to it."""
+    rules: Rules = state.rules  # type: ignore[assignment]
+    players, dummy = rules.players, rules.dummy
+    zoch = rules.wasabi_optional
+    tableaux = list(state.tableaux)
+    pile = state.dummy_pile
+    round_no, turn, turns_played = state.round, state.turn, state.turns_played
+    passes_left = rules.passes_left(round_no)
+    append = events.append
+    while True:
+        revealed = []  # _reveal and _on_revealed at once (S4, S6, S7, S8, S9, S17)
+        for seat in range(players):
+            pick = picks[seat]
+            cards, dummy_card, wasabi = pick[_CARDS], pick[_DUMMY_CARD], pick[_USE_WASABI]
+            if dummy_card is None and wasabi is None:
+                revealed.append({"seat": seat, "cards": list(cards), "chopsticks": len(cards) == 2})
+            else:
+                revealed.append(pick.to_json(seat=seat, auto=False))
+            tableau = tableaux[seat]
+            if NIGIRI_KINDS.isdisjoint(cards):
+                tableau = tuple.__new__(Tableau, (tableau[0] + cards, tableau[1]))
+            else:
+                tableau = _place(tableau, cards, wasabi)
+            if len(cards) == 2:
+                tableau = _take_back_chopsticks(tableau)
+                hands[seat] = (*hands[seat], CHOPSTICKS)
+            tableaux[seat] = tableau
+            if dummy_card is not None:
+                tableaux[players] = _place(tableaux[players], (dummy_card,), None)
+        append(
+            _new_event(
+                Event, (TURN_REVEALED, {"round": round_no, "turn": turn, "picks": revealed}, 1)
+            )
+        )
+        hands = [hands[-1], *hands[:-1]] if passes_left else [*hands[1:], hands[0]]
+        turn, turns_played = turn + 1, turns_played + 1
+        picks = [None] * players  # type: ignore[list-item]
+        controller = None
+        if dummy:
+            controller = turns_played % 2  # S17: who draws the dummy's card decides
+            if pile:
+                hands[controller] = (*hands[controller], pile[0])
+                pile = pile[1:]
+        round_over = not (any(hands) or pile)
+        if round_over:
+            break
+        for seat in range(players):  # _automatic_seats (S5, S9)
+            hand = hands[seat]
+            if len(hand) != 1 or seat == controller:
+                continue
+            card = hand[0]
+            if zoch and card in NIGIRI_KINDS and tableaux[seat].free_wasabi:
+                continue
+            data = {"seat": seat, "cards": [card], "chopsticks": False, "auto": True}
+            data["round"], data["turn"] = round_no, turn
+            append(_new_event(Event, (CARD_PICKED, data, 1)))
+            hands[seat] = ()
+            picks[seat] = _new_pick(Pick, ((card,), None, None, True, None))
+        if None in picks:
+            break
+    values = list(state)
+    values[_VERSION] = state.version + len(events)
+    values[_TURN], values[_TURNS_PLAYED], values[_DUMMY_PILE] = turn, turns_played, pile
+    values[_HANDS], values[_PICKS], values[_TABLEAUX] = tuple(hands), tuple(picks), tuple(tableaux)
+    after: State = tuple.__new__(State, values)
+    if not round_over:
+        return after
+    log = Log(after, evolve)
+    log.events = events
+    _end_round(log, seed)
+    return log.state
 
 
 def _automatic_seats(state: State) -> list[int]:
@@ -401,7 +550,19 @@ def _with_pick(state: State, seat: int, pick: Pick, version: int) -> State:
 
 # Event(…) and Pick(…) without their keyword-handling __new__: the hot paths make ~200 a game.
 _new_event = _new_pick = tuple.__new__
-_VERSION, _HANDS, _PICKS = (State._fields.index(name) for name in ("version", "hands", "picks"))
+# Field positions, for the hot paths: ``state[_HANDS]`` costs a fraction of ``state.hands``.
+_FIELDS = State._fields
+_VERSION, _RULES, _STARTED, _OVER, _ROUND, _TURN, _TURNS_PLAYED = (
+    _FIELDS.index(name)
+    for name in ("version", "rules", "started", "over", "round", "turn", "turns_played")
+)
+_HANDS, _DUMMY_PILE, _PICKS, _TABLEAUX, _BOT_SEATS, _TAKEN_OVER = (
+    _FIELDS.index(name)
+    for name in ("hands", "dummy_pile", "picks", "tableaux", "bot_seats", "taken_over")
+)
+_CARDS, _DUMMY_CARD, _USE_WASABI, _AUTO, _BY = (
+    Pick._fields.index(name) for name in ("cards", "dummy_card", "use_wasabi", "auto", "by")
+)
 
 
 def _on_revealed(state: State, data: Any, version: int) -> State:

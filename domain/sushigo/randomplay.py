@@ -13,6 +13,7 @@ from typing import Any
 from ..decider import Command, CreateGame, Event, MakeMove, TakeSeat, commitment
 from .cards import CHOPSTICKS, NIGIRI_POINTS
 from .game import execute
+from .rules import Rules
 from .state import Pick, State
 
 
@@ -20,7 +21,8 @@ def random_pick(state: State, seat: int, rng: random.Random) -> Pick:
     """A legal pick for ``seat``: sometimes with chopsticks (S6), always naming the dummy's card
     when ``seat`` controls it (S17), sometimes declining wasabi in zoch (S9)."""
     hand = state.hands[seat]
-    controls = seat == state.controller
+    rules: Rules = state.rules  # type: ignore[assignment]
+    controls = rules.dummy and seat == state.controller
     n = 1
     if (
         CHOPSTICKS in state.tableaux[seat].cards
@@ -29,15 +31,29 @@ def random_pick(state: State, seat: int, rng: random.Random) -> Pick:
     ):
         n = 2
     if n + controls == 1:
-        cards: tuple[str, ...] = (hand[rng.randrange(len(hand))],)
+        cards: tuple[str, ...] = (hand[_below(rng, len(hand))],)
         dummy = None
     else:
         chosen = rng.sample(hand, n + controls)
         cards, dummy = tuple(chosen[:n]), (chosen[n] if controls else None)
     wasabi = None
-    if state.rules.edition == "zoch" and any(k in NIGIRI_POINTS for k in cards):  # type: ignore[union-attr]
+    if rules.edition == "zoch" and any(k in NIGIRI_POINTS for k in cards):
         wasabi = tuple(rng.random() < 0.7 for _ in cards)  # S9: sometimes decline the wasabi
     return tuple.__new__(Pick, (cards, dummy, wasabi, False, None))  # Pick(…), without keywords
+
+
+def _below(rng: random.Random, n: int) -> int:
+    """``rng.randrange(n)`` for ``n`` > 0, the very same number, without its two Python calls
+    (argument checks, then ``_randbelow``): a random game draws ~90. CPython's ``_randbelow``
+    for a ``random.Random``, written out; any other generator is asked as usual (the random
+    bot's picks must not change: tests/test_sushigo_fast_path.py compares the two)."""
+    if type(rng) is not random.Random:
+        return rng.randrange(n)
+    getrandbits, bits = rng.getrandbits, n.bit_length()
+    r = getrandbits(bits)
+    while r >= n:
+        r = getrandbits(bits)
+    return r
 
 
 def random_steps(
