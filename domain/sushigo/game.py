@@ -341,7 +341,7 @@ def _complete_turn(
         revealed = []  # _reveal and _on_revealed at once (S4, S6, S7, S8, S9, S17)
         for seat in range(players):
             pick = picks[seat]
-            cards, dummy_card, wasabi = pick[_CARDS], pick[_DUMMY_CARD], pick[_USE_WASABI]
+            cards, dummy_card, wasabi, _, _ = pick
             if dummy_card is None and wasabi is None:
                 revealed.append({"seat": seat, "cards": list(cards), "chopsticks": len(cards) == 2})
             else:
@@ -650,7 +650,7 @@ def _on_scored(state: State, data: Any, version: int) -> State:
     for seat, tableau in enumerate(state.tableaux):
         kept = tableau.cards.count(PUDDING)
         puddings[seat] += kept
-        discard.extend(k for k in tableau.cards if k != PUDDING)
+        discard.extend(filter(PUDDING.__ne__, tableau.cards))  # in order, without a genexpr
     return replace(
         state,
         version=version,
