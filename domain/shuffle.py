@@ -59,9 +59,10 @@ def _words(seed: bytes, start: int, count: int) -> list[int]:
     """Words ``start`` to ``start + count - 1`` of the seed's stream."""
     block = _blocks(seed)
     first, last = start // 8, (start + count - 1) // 8
-    words = [w for i in range(first, last + 1) for w in _BLOCK_WORDS.unpack(block(i))]
+    stream = b"".join(map(block, range(first, last + 1)))  # one unpack for all the blocks
+    words = struct.unpack(f">{len(stream) // 4}I", stream)
     skip = start - 8 * first
-    return words[skip : skip + count]
+    return list(words[skip : skip + count])
 
 
 # Below every ``below(n)`` limit (step 3) for n <= 256: a word under it is never rejected.
@@ -76,8 +77,9 @@ def fisher_yates(cards: Sequence[str], seed: bytes, start: int = 0) -> tuple[tup
     if 0 < swaps < 256:
         words = _words(seed, start, swaps)
         if max(words) < _NEVER_REJECTED:  # all but always (a rejection: about 1 in 150,000)
-            for i, x in zip(range(swaps, 0, -1), words, strict=True):
-                j = x % (i + 1)
+            # j = x % (i + 1) for every swap at once, in C (map), then the swaps
+            js = map(int.__mod__, words, range(swaps + 1, 1, -1))
+            for i, j in zip(range(swaps, 0, -1), js, strict=True):
                 deck[i], deck[j] = deck[j], deck[i]
             return tuple(deck), start + swaps
     return _fisher_yates_rejecting(deck, seed, start)

@@ -132,7 +132,7 @@ def _execute_pick(state: State, command: MakeMove) -> tuple[list[Event], State]:
     which costs a fraction of a named field's lookup. Anything else, and every refusal, goes
     through ``_execute_any_pick``; tests/test_sushigo_fast_path.py checks both against deciding
     with ``evolve`` event by event (``execute_by_evolve``)."""
-    move, seat = command.move, command.seat
+    seat, move, seed = command
     if (
         type(move) is Pick
         and move[_DUMMY_CARD] is None
@@ -169,7 +169,7 @@ def _execute_pick(state: State, command: MakeMove) -> tuple[list[Event], State]:
                 )
                 return [event], tuple.__new__(State, values)
             events = [event]
-            return events, _complete_turn(state, hands, picks, events, command.seed)
+            return events, _complete_turn(state, hands, picks, events, seed)
     return _execute_any_pick(state, command)
 
 
