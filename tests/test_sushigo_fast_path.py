@@ -35,8 +35,9 @@ from domain.decider import (
     fold,
 )
 from domain.sushigo import SUSHI_GO, Pick, State
+from domain.sushigo.cards import CHOPSTICKS, NIGIRI_POINTS
 from domain.sushigo.game import execute, execute_by_evolve
-from domain.sushigo.randomplay import _below, random_pick
+from domain.sushigo.randomplay import _below, random_pick, random_steps
 
 CONFIGS: list[dict[str, Any]] = [
     *(
@@ -134,3 +135,39 @@ def test_below_draws_what_randrange_draws(rng_seed: int, n: int) -> None:
     mine, theirs = random.Random(rng_seed), random.Random(rng_seed)
     assert [_below(mine, n) for _ in range(5)] == [theirs.randrange(n) for _ in range(5)]
     assert mine.random() == theirs.random()  # and leaves the generator in the same state
+
+
+def _plain_random_pick(state: State, seat: int, rng: random.Random) -> Pick:
+    """``random_pick`` as it was written before issue 15 trimmed it (randrange, named fields)."""
+    hand = state.hands[seat]
+    controls = seat == state.controller
+    n = 1
+    if (
+        CHOPSTICKS in state.tableaux[seat].cards
+        and len(hand) >= 2 + controls
+        and rng.random() < 0.5
+    ):
+        n = 2
+    if n + controls == 1:
+        cards: tuple[str, ...] = (hand[rng.randrange(len(hand))],)
+        dummy = None
+    else:
+        chosen = rng.sample(hand, n + controls)
+        cards, dummy = tuple(chosen[:n]), (chosen[n] if controls else None)
+    wasabi = None
+    if state.rules.edition == "zoch" and any(k in NIGIRI_POINTS for k in cards):  # type: ignore[union-attr]
+        wasabi = tuple(rng.random() < 0.7 for _ in cards)
+    return Pick(cards, dummy, wasabi, False, None)
+
+
+@pytest.mark.parametrize("options", CONFIGS, ids=lambda o: "-".join(map(str, o.values())))
+@settings(max_examples=10, deadline=None)
+@given(rng_seed=st.integers(0, 2**32 - 1))
+def test_random_pick_picks_what_it_always_picked(options: dict[str, Any], rng_seed: int) -> None:
+    """The random bot's moves come from ``random_pick`` with numbers from the game's seed: for
+    the same state and numbers it must pick what it always did (a retried append, a replay)."""
+    for _, _, state in random_steps(options, random.Random(rng_seed)):
+        for seat, pick in enumerate(state.picks):
+            if pick is None:
+                mine = random_pick(state, seat, random.Random(rng_seed + seat))
+                assert mine == _plain_random_pick(state, seat, random.Random(rng_seed + seat))

@@ -133,41 +133,42 @@ def _execute_pick(state: State, command: MakeMove) -> tuple[list[Event], State]:
     through ``_execute_any_pick``; tests/test_sushigo_fast_path.py checks both against deciding
     with ``evolve`` event by event (``execute_by_evolve``)."""
     seat, move, seed = command
-    if (
-        type(move) is Pick
-        and move[_DUMMY_CARD] is None
-        and move[_USE_WASABI] is None
-        and not move[_AUTO]
-        and state[_STARTED]
-        and not state[_OVER]
-        and not state[_RULES].dummy  # type: ignore[union-attr]
-        and type(seat) is int
-        and 0 <= seat < len(state[_HANDS])
-    ):
-        cards, by = move[_CARDS], move[_BY]
-        if state[_BOT_SEATS] or state[_TAKEN_OVER] or by is not None:
-            check_origin(state, seat, by)  # before already_picked, as in _execute_any_pick
-        picks, hand = state[_PICKS], state[_HANDS][seat]
-        if type(cards) is tuple and len(cards) == 1 and picks[seat] is None and cards[0] in hand:
+    picks = state[_PICKS]  # () before the first deal and once over: so started, not over
+    if type(move) is Pick and type(seat) is int and 0 <= seat < len(picks) and picks[seat] is None:
+        cards, dummy_card, wasabi, auto, by = move
+        hands = state[_HANDS]
+        hand = hands[seat]
+        if (
+            type(cards) is tuple
+            and len(cards) == 1
+            and dummy_card is None
+            and wasabi is None
+            and not auto
+            and cards[0] in hand
+            and not state[_RULES].dummy  # type: ignore[union-attr]
+        ):
+            if by is not None or state[_BOT_SEATS] or state[_TAKEN_OVER]:
+                check_origin(state, seat, by)  # as _check_pick would (no other check can fail)
             card = cards[0]
-            data = {"seat": seat, "cards": [card], "chopsticks": False, "auto": False}
-            if by is not None:
-                data["by"] = by
-            data["round"], data["turn"] = state[_ROUND], state[_TURN]
+            round_no, turn = state[_ROUND], state[_TURN]
+            if by is None:
+                data = {"seat": seat, "cards": [card], "chopsticks": False, "auto": False,
+                        "round": round_no, "turn": turn}  # fmt: skip
+            else:
+                data = {"seat": seat, "cards": [card], "chopsticks": False, "auto": False,
+                        "by": by, "round": round_no, "turn": turn}  # fmt: skip
             at = hand.index(card)
-            hands = list(state[_HANDS])
+            hands = list(hands)
             hands[seat] = hand[:at] + hand[at + 1 :]
             picks = list(picks)
             picks[seat] = move
             event = _new_event(Event, (CARD_PICKED, data, 1))
             if None in picks:  # the turn goes on: nothing else happens yet
                 values = list(state)
-                values[_VERSION], values[_HANDS], values[_PICKS] = (
-                    state[_VERSION] + 1,
-                    tuple(hands),
-                    tuple(picks),
-                )
-                return [event], tuple.__new__(State, values)
+                values[_VERSION] = state[_VERSION] + 1
+                values[_HANDS] = tuple(hands)
+                values[_PICKS] = tuple(picks)
+                return [event], _new_state(State, values)
             events = [event]
             return events, _complete_turn(state, hands, picks, events, seed)
     return _execute_any_pick(state, command)
@@ -339,24 +340,26 @@ def _complete_turn(
     append = events.append
     while True:
         revealed = []  # _reveal and _on_revealed at once (S4, S6, S7, S8, S9, S17)
-        for seat in range(players):
-            pick = picks[seat]
+        placed = []
+        # strict=False: with the dummy, tableaux has one more (placed below, not zipped)
+        for seat, pick, tableau in zip(range(players), picks, tableaux, strict=False):
             cards, dummy_card, wasabi, _, _ = pick
-            if dummy_card is None and wasabi is None:
-                revealed.append({"seat": seat, "cards": list(cards), "chopsticks": len(cards) == 2})
-            else:
-                revealed.append(pick.to_json(seat=seat, auto=False))
-            tableau = tableaux[seat]
-            if NIGIRI_KINDS.isdisjoint(cards):
-                tableau = tuple.__new__(Tableau, (tableau[0] + cards, tableau[1]))
-            else:
-                tableau = _place(tableau, cards, wasabi)
+            if len(cards) == 1 and dummy_card is None and wasabi is None:  # the common case
+                revealed.append({"seat": seat, "cards": [cards[0]], "chopsticks": False})
+                if cards[0] in NIGIRI_KINDS:
+                    placed.append(_place(tableau, cards, None))
+                else:
+                    placed.append(_new_tableau(Tableau, (tableau[0] + cards, tableau[1])))
+                continue
+            revealed.append(pick.to_json(seat=seat, auto=False))
+            tableau = _place(tableau, cards, wasabi)
             if len(cards) == 2:
                 tableau = _take_back_chopsticks(tableau)
                 hands[seat] = (*hands[seat], CHOPSTICKS)
-            tableaux[seat] = tableau
+            placed.append(tableau)
             if dummy_card is not None:
                 tableaux[players] = _place(tableaux[players], (dummy_card,), None)
+        tableaux[:players] = placed
         append(
             _new_event(
                 Event, (TURN_REVEALED, {"round": round_no, "turn": turn, "picks": revealed}, 1)
@@ -374,8 +377,9 @@ def _complete_turn(
         round_over = not (any(hands) or pile)
         if round_over:
             break
-        for seat in range(players):  # _automatic_seats (S5, S9)
-            hand = hands[seat]
+        if 1 not in map(len, hands):  # nobody holds a last card
+            break
+        for seat, hand in enumerate(hands):  # _automatic_seats (S5, S9)
             if len(hand) != 1 or seat == controller:
                 continue
             card = hand[0]
@@ -549,7 +553,7 @@ def _with_pick(state: State, seat: int, pick: Pick, version: int) -> State:
 
 
 # Event(…) and Pick(…) without their keyword-handling __new__: the hot paths make ~200 a game.
-_new_event = _new_pick = tuple.__new__
+_new_event = _new_pick = _new_tableau = _new_state = tuple.__new__
 # Field positions, for the hot paths: ``state[_HANDS]`` costs a fraction of ``state.hands``.
 _FIELDS = State._fields
 _VERSION, _RULES, _STARTED, _OVER, _ROUND, _TURN, _TURNS_PLAYED = (
