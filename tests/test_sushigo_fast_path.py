@@ -28,6 +28,7 @@ from domain.decider import (
     Command,
     CreateGame,
     DomainError,
+    Event,
     MakeMove,
     TakeOver,
     TakeSeat,
@@ -36,8 +37,8 @@ from domain.decider import (
 )
 from domain.sushigo import SUSHI_GO, Pick, State
 from domain.sushigo.cards import CHOPSTICKS, NIGIRI_POINTS
-from domain.sushigo.game import execute, execute_by_evolve
-from domain.sushigo.randomplay import _below, random_pick, random_steps
+from domain.sushigo.game import execute, execute_by_evolve, fold_events
+from domain.sushigo.randomplay import _below, play_random_game, random_pick, random_steps
 
 CONFIGS: list[dict[str, Any]] = [
     *(
@@ -171,3 +172,45 @@ def test_random_pick_picks_what_it_always_picked(options: dict[str, Any], rng_se
             if pick is None:
                 mine = random_pick(state, seat, random.Random(rng_seed + seat))
                 assert mine == _plain_random_pick(state, seat, random.Random(rng_seed + seat))
+
+
+def _evolved(events: list[Event], state: State | None = None) -> State:
+    current = State() if state is None else state
+    for event in events:
+        current = SUSHI_GO.evolve(current, event)
+    return current
+
+
+def _fold_outcome(fold_with: Any, events: list[Event], state: State | None) -> tuple[str, Any]:
+    try:
+        return "state", fold_with(events, state)
+    except Exception as refused:  # noqa: BLE001 - what evolve raises, the fast fold must raise
+        return "raised", type(refused).__name__
+
+
+@pytest.mark.parametrize("options", CONFIGS, ids=lambda o: "-".join(map(str, o.values())))
+@settings(max_examples=10, deadline=None)
+@given(rng_seed=st.integers(0, 2**32 - 1), cut=st.integers(0, 200), tamper=st.integers(0, 400))
+def test_the_fast_fold_gives_what_evolving_event_by_event_gives(
+    options: dict[str, Any], rng_seed: int, cut: int, tamper: int
+) -> None:
+    """``decider.fold`` folds runs of picks and reveals on one working copy (``fold_events``):
+    from the start or from any state on the way, and on a log with one event dropped,
+    repeated or edited, it must give the same state, or raise what ``evolve`` raises."""
+    events, _, _ = play_random_game(options, random.Random(rng_seed))
+    assert fold(SUSHI_GO, events) == _evolved(events)
+    cut %= len(events)
+    middle = _evolved(events[:cut])
+    assert fold(SUSHI_GO, events[cut:], middle) == _evolved(events[cut:], middle)
+    at = tamper % len(events)
+    edited = dict(events[at].data, seat=(events[at].data.get("seat", 0) or 0) + 1)
+    for broken in (
+        events[:at] + events[at + 1 :],
+        events[: at + 1] + events[at:],
+        [
+            *events[:at],
+            Event(events[at].type, edited, events[at].schema_version),
+            *events[at + 1 :],
+        ],
+    ):
+        assert _fold_outcome(fold_events, broken, None) == _fold_outcome(_evolved, broken, None)

@@ -24,7 +24,7 @@ waited_seconds, limit_seconds, seed} (instead of the start).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Any
 
@@ -133,8 +133,15 @@ def _execute_pick(state: State, command: MakeMove) -> tuple[list[Event], State]:
     through ``_execute_any_pick``; tests/test_sushigo_fast_path.py checks both against deciding
     with ``evolve`` event by event (``execute_by_evolve``)."""
     seat, move, seed = command
-    picks = state[_PICKS]  # () before the first deal and once over: so started, not over
-    if type(move) is Pick and type(seat) is int and 0 <= seat < len(picks) and picks[seat] is None:
+    picks = state[_PICKS]
+    if (
+        type(move) is Pick
+        and type(seat) is int
+        and 0 <= seat < len(picks)
+        and picks[seat] is None
+        and state[_STARTED]
+        and not state[_OVER]
+    ):
         cards, dummy_card, wasabi, auto, by = move
         hands = state[_HANDS]
         hand = hands[seat]
@@ -172,6 +179,58 @@ def _execute_pick(state: State, command: MakeMove) -> tuple[list[Event], State]:
             events = [event]
             return events, _complete_turn(state, hands, picks, events, seed)
     return _execute_any_pick(state, command)
+
+
+def _place_picks(
+    picks: list[Pick],
+    tableaux: list[Tableau],
+    hands: list[tuple[str, ...]],
+    players: int,
+    revealed: list[dict[str, Any]] | None,
+) -> None:
+    """S4: every pick goes onto its seat's tableau at once (S8/S9: nigiri onto wasabi; S6/S7:
+    used chopsticks go back into the hand; S17: the dummy's card onto the dummy's), in the
+    working lists ``tableaux`` and ``hands``; ``revealed`` gets the picks as ``turn_revealed``
+    lists them (``_reveal``), when given. ``_on_revealed`` on lists, for the fast paths."""
+    placed = []
+    # strict=False: with the dummy, tableaux has one more (placed below, not zipped)
+    for seat, pick, tableau in zip(range(players), picks, tableaux, strict=False):
+        cards, dummy_card, wasabi, _, _ = pick
+        if len(cards) == 1 and dummy_card is None and wasabi is None:  # the common case
+            if revealed is not None:
+                revealed.append({"seat": seat, "cards": [cards[0]], "chopsticks": False})
+            if cards[0] in NIGIRI_KINDS:
+                placed.append(_place(tableau, cards, None))
+            else:
+                placed.append(_new_tableau(Tableau, (tableau[0] + cards, tableau[1])))
+            continue
+        if revealed is not None:
+            revealed.append(pick.to_json(seat=seat, auto=False))
+        tableau = _place(tableau, cards, wasabi)
+        if len(cards) == 2:
+            tableau = _take_back_chopsticks(tableau)
+            hands[seat] = (*hands[seat], CHOPSTICKS)
+        placed.append(tableau)
+        if dummy_card is not None:
+            tableaux[players] = _place(tableaux[players], (dummy_card,), None)
+    tableaux[:players] = placed
+
+
+def _pass_hands(
+    passes_left: bool,
+    dummy: bool,
+    turns_played: int,
+    hands: list[tuple[str, ...]],
+    pile: tuple[str, ...],
+) -> tuple[list[tuple[str, ...]], tuple[str, ...]]:
+    """S4: the hands pass on; S17: then the dummy's controller (``turns_played``: counting the
+    turn just revealed) draws the top card of the dummy's pile."""
+    hands = [hands[-1], *hands[:-1]] if passes_left else [*hands[1:], hands[0]]
+    if dummy and pile:
+        controller = turns_played % 2
+        hands[controller] = (*hands[controller], pile[0])
+        pile = pile[1:]
+    return hands, pile
 
 
 def _execute_any_pick(state: State, command: MakeMove) -> tuple[list[Event], State]:
@@ -339,41 +398,17 @@ def _complete_turn(
     passes_left = rules.passes_left(round_no)
     append = events.append
     while True:
-        revealed = []  # _reveal and _on_revealed at once (S4, S6, S7, S8, S9, S17)
-        placed = []
-        # strict=False: with the dummy, tableaux has one more (placed below, not zipped)
-        for seat, pick, tableau in zip(range(players), picks, tableaux, strict=False):
-            cards, dummy_card, wasabi, _, _ = pick
-            if len(cards) == 1 and dummy_card is None and wasabi is None:  # the common case
-                revealed.append({"seat": seat, "cards": [cards[0]], "chopsticks": False})
-                if cards[0] in NIGIRI_KINDS:
-                    placed.append(_place(tableau, cards, None))
-                else:
-                    placed.append(_new_tableau(Tableau, (tableau[0] + cards, tableau[1])))
-                continue
-            revealed.append(pick.to_json(seat=seat, auto=False))
-            tableau = _place(tableau, cards, wasabi)
-            if len(cards) == 2:
-                tableau = _take_back_chopsticks(tableau)
-                hands[seat] = (*hands[seat], CHOPSTICKS)
-            placed.append(tableau)
-            if dummy_card is not None:
-                tableaux[players] = _place(tableaux[players], (dummy_card,), None)
-        tableaux[:players] = placed
+        revealed: list[dict[str, Any]] = []  # _reveal and _on_revealed at once
+        _place_picks(picks, tableaux, hands, players, revealed)
         append(
             _new_event(
                 Event, (TURN_REVEALED, {"round": round_no, "turn": turn, "picks": revealed}, 1)
             )
         )
-        hands = [hands[-1], *hands[:-1]] if passes_left else [*hands[1:], hands[0]]
+        hands, pile = _pass_hands(passes_left, dummy, turns_played + 1, hands, pile)
         turn, turns_played = turn + 1, turns_played + 1
         picks = [None] * players  # type: ignore[list-item]
-        controller = None
-        if dummy:
-            controller = turns_played % 2  # S17: who draws the dummy's card decides
-            if pile:
-                hands[controller] = (*hands[controller], pile[0])
-                pile = pile[1:]
+        controller = turns_played % 2 if dummy else None  # S17: who drew the dummy's card
         round_over = not (any(hands) or pile)
         if round_over:
             break
@@ -491,6 +526,84 @@ def evolve(state: State, event: Event) -> State:
     if event.schema_version != CURRENT.get(event.type, 1):
         event = upcast(event)  # an event recorded in an older schema
     return apply(state, event.data, state.version + 1)
+
+
+def fold_events(events: Sequence[Event], state: State | None = None) -> State:
+    """The state after ``events`` (from ``state``, or from the beginning): what ``evolve`` gives
+    event by event (``decider.fold`` calls this), with each run of ``card_picked`` and
+    ``turn_revealed`` events (all but a few of a game's) applied to one working copy of the
+    hands, picks and tableaux, frozen once at the end of the run (issue 15: the fold of a
+    finished game). tests/test_sushigo_fast_path.py compares the two on every prefix."""
+    current = State() if state is None else state
+    at, count = 0, len(events)
+    while at < count:
+        if events[at][0] in _PLAY and current[_STARTED] and not current[_OVER]:
+            current, at = _fold_play(current, events, at)
+            if at == count:
+                break
+        current = evolve(current, events[at])  # anything else, and where a run stopped
+        at += 1
+    return current
+
+
+def _fold_play(state: State, events: Sequence[Event], at: int) -> tuple[State, int]:
+    """``card_picked`` and ``turn_revealed`` events from ``events[at]`` on, as ``_on_picked`` and
+    ``_on_revealed`` apply them, until another event (or one they would refuse: left to
+    ``evolve``, which raises what it raises); the state after them and where the run stopped."""
+    rules: Rules = state.rules  # type: ignore[assignment]
+    players, dummy = rules.players, rules.dummy
+    passes_left = rules.passes_left(state.round)
+    hands, picks, tableaux = list(state.hands), list(state.picks), list(state.tableaux)
+    pile, turn, turns_played = state.dummy_pile, state.turn, state.turns_played
+    start, count = at, len(events)
+    while at < count:
+        kind, data, schema = events[at]
+        if schema != 1:
+            break
+        if kind == CARD_PICKED:
+            wasabi = data.get("use_wasabi")
+            pick = _new_pick(
+                Pick,
+                (
+                    tuple(data["cards"]),
+                    data.get("dummy_card"),
+                    None if wasabi is None else tuple(wasabi),
+                    data.get("auto", False),
+                    data.get("by"),
+                ),
+            )
+            seat = data["seat"]
+            if type(seat) is not int or not -players <= seat < players:
+                break  # evolve's to refuse
+            hand = hands[seat]
+            for card in pick[_CARDS] if pick[_DUMMY_CARD] is None else pick.taken:
+                if card not in hand:
+                    break
+                i = hand.index(card)
+                hand = hand[:i] + hand[i + 1 :]
+            else:
+                hands[seat], picks[seat] = hand, pick
+                at += 1
+                continue
+            break  # a card not in the hand: evolve's to refuse
+        if kind != TURN_REVEALED or None in picks:
+            break
+        _place_picks(picks, tableaux, hands, players, None)
+        turns_played += 1
+        hands, pile = _pass_hands(passes_left, dummy, turns_played, hands, pile)
+        turn += 1
+        picks = [None] * players  # type: ignore[list-item]
+        at += 1
+    if at == start:
+        return state, at
+    values = list(state)
+    values[_VERSION] = state.version + at - start
+    values[_TURN], values[_TURNS_PLAYED], values[_DUMMY_PILE] = turn, turns_played, pile
+    values[_HANDS], values[_PICKS], values[_TABLEAUX] = tuple(hands), tuple(picks), tuple(tableaux)
+    return _new_state(State, values), at
+
+
+_PLAY = frozenset((CARD_PICKED, TURN_REVEALED))
 
 
 def _on_started(state: State, data: Any, version: int) -> State:
