@@ -68,6 +68,19 @@ from .cards import CARD_KINDS, CHOPSTICKS, KINDS, NIGIRI_KINDS, PUDDING, WASABI
 from .rules import ROUNDS, Rules, parse_rules
 from .scoring import pudding_points, round_breakdowns, winners
 from .shuffle import ALGORITHM, shuffled
+from .state import BOT_SEATS as _BOT_SEATS
+from .state import DUMMY_PILE as _DUMMY_PILE
+from .state import HANDS as _HANDS
+from .state import OVER as _OVER
+from .state import PICKS as _PICKS
+from .state import ROUND as _ROUND
+from .state import RULES as _RULES
+from .state import STARTED as _STARTED
+from .state import TABLEAUX as _TABLEAUX
+from .state import TAKEN_OVER as _TAKEN_OVER
+from .state import TURN as _TURN
+from .state import TURNS_PLAYED as _TURNS_PLAYED
+from .state import VERSION as _VERSION
 from .state import Pick, State, Tableau, replace
 from .upcast import CURRENT, upcast
 
@@ -165,24 +178,23 @@ def _execute_pick(state: State, command: MakeMove) -> tuple[list[Event], State]:
                 data = {"seat": seat, "cards": [card], "chopsticks": False, "auto": False,
                         "by": by, "round": round_no, "turn": turn}  # fmt: skip
             at = hand.index(card)
-            hands = list(hands)
-            hands[seat] = hand[:at] + hand[at + 1 :]
-            picks = list(picks)
-            picks[seat] = move
+            now_hands, now_picks = list(hands), list(picks)
+            now_hands[seat] = hand[:at] + hand[at + 1 :]
+            now_picks[seat] = move
             event = _new_event(Event, (CARD_PICKED, data, 1))
-            if None in picks:  # the turn goes on: nothing else happens yet
+            if None in now_picks:  # the turn goes on: nothing else happens yet
                 values = list(state)
                 values[_VERSION] = state[_VERSION] + 1
-                values[_HANDS] = tuple(hands)
-                values[_PICKS] = tuple(picks)
+                values[_HANDS] = tuple(now_hands)
+                values[_PICKS] = tuple(now_picks)
                 return [event], _new_state(State, values)
             events = [event]
-            return events, _complete_turn(state, hands, picks, events, seed)
+            return events, _complete_turn(state, now_hands, now_picks, events, seed)
     return _execute_any_pick(state, command)
 
 
 def _place_picks(
-    picks: list[Pick],
+    picks: list[Pick | None],  # none None: every seat has picked
     tableaux: list[Tableau],
     hands: list[tuple[str, ...]],
     players: int,
@@ -195,7 +207,7 @@ def _place_picks(
     placed = []
     # strict=False: with the dummy, tableaux has one more (placed below, not zipped)
     for seat, pick, tableau in zip(range(players), picks, tableaux, strict=False):
-        cards, dummy_card, wasabi, _, _ = pick
+        cards, dummy_card, wasabi, _, _ = pick  # type: ignore[misc]
         if len(cards) == 1 and dummy_card is None and wasabi is None:  # the common case
             if revealed is not None:
                 revealed.append({"seat": seat, "cards": [cards[0]], "chopsticks": False})
@@ -205,7 +217,7 @@ def _place_picks(
                 placed.append(_new_tableau(Tableau, (tableau[0] + cards, tableau[1])))
             continue
         if revealed is not None:
-            revealed.append(pick.to_json(seat=seat, auto=False))
+            revealed.append(pick.to_json(seat=seat, auto=False))  # type: ignore[union-attr]
         tableau = _place(tableau, cards, wasabi)
         if len(cards) == 2:
             tableau = _take_back_chopsticks(tableau)
@@ -382,7 +394,11 @@ def _end_round(log: Log[State], seed: bytes) -> None:
 
 
 def _complete_turn(
-    state: State, hands: list[tuple[str, ...]], picks: list[Pick], events: list[Event], seed: bytes
+    state: State,
+    hands: list[tuple[str, ...]],
+    picks: list[Pick | None],
+    events: list[Event],
+    seed: bytes,
 ) -> State:
     """What ``_consequences`` decides, on one working copy of the state's moving parts (hands,
     picks, tableaux, turn) instead of a new immutable state per event: frozen once, when a seat
@@ -407,7 +423,7 @@ def _complete_turn(
         )
         hands, pile = _pass_hands(passes_left, dummy, turns_played + 1, hands, pile)
         turn, turns_played = turn + 1, turns_played + 1
-        picks = [None] * players  # type: ignore[list-item]
+        picks = [None] * players
         controller = turns_played % 2 if dummy else None  # S17: who drew the dummy's card
         round_over = not (any(hands) or pile)
         if round_over:
@@ -561,22 +577,17 @@ def _fold_play(state: State, events: Sequence[Event], at: int) -> tuple[State, i
         if schema != 1:
             break
         if kind == CARD_PICKED:
-            wasabi = data.get("use_wasabi")
+            cards, dummy_card, wasabi = tuple(data["cards"]), data.get("dummy_card"), None
+            if (chosen := data.get("use_wasabi")) is not None:
+                wasabi = tuple(chosen)
             pick = _new_pick(
-                Pick,
-                (
-                    tuple(data["cards"]),
-                    data.get("dummy_card"),
-                    None if wasabi is None else tuple(wasabi),
-                    data.get("auto", False),
-                    data.get("by"),
-                ),
+                Pick, (cards, dummy_card, wasabi, data.get("auto", False), data.get("by"))
             )
             seat = data["seat"]
             if type(seat) is not int or not -players <= seat < players:
                 break  # evolve's to refuse
             hand = hands[seat]
-            for card in pick[_CARDS] if pick[_DUMMY_CARD] is None else pick.taken:
+            for card in cards if dummy_card is None else (*cards, dummy_card):
                 if card not in hand:
                     break
                 i = hand.index(card)
@@ -592,7 +603,7 @@ def _fold_play(state: State, events: Sequence[Event], at: int) -> tuple[State, i
         turns_played += 1
         hands, pile = _pass_hands(passes_left, dummy, turns_played, hands, pile)
         turn += 1
-        picks = [None] * players  # type: ignore[list-item]
+        picks = [None] * players
         at += 1
     if at == start:
         return state, at
@@ -667,19 +678,6 @@ def _with_pick(state: State, seat: int, pick: Pick, version: int) -> State:
 
 # Event(…) and Pick(…) without their keyword-handling __new__: the hot paths make ~200 a game.
 _new_event = _new_pick = _new_tableau = _new_state = tuple.__new__
-# Field positions, for the hot paths: ``state[_HANDS]`` costs a fraction of ``state.hands``.
-_FIELDS = State._fields
-_VERSION, _RULES, _STARTED, _OVER, _ROUND, _TURN, _TURNS_PLAYED = (
-    _FIELDS.index(name)
-    for name in ("version", "rules", "started", "over", "round", "turn", "turns_played")
-)
-_HANDS, _DUMMY_PILE, _PICKS, _TABLEAUX, _BOT_SEATS, _TAKEN_OVER = (
-    _FIELDS.index(name)
-    for name in ("hands", "dummy_pile", "picks", "tableaux", "bot_seats", "taken_over")
-)
-_CARDS, _DUMMY_CARD, _USE_WASABI, _AUTO, _BY = (
-    Pick._fields.index(name) for name in ("cards", "dummy_card", "use_wasabi", "auto", "by")
-)
 
 
 def _on_revealed(state: State, data: Any, version: int) -> State:

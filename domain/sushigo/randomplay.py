@@ -14,6 +14,9 @@ from ..decider import Command, CreateGame, Event, MakeMove, TakeSeat, commitment
 from .cards import CHOPSTICKS, NIGIRI_POINTS
 from .game import execute
 from .rules import Rules
+from .state import HANDS as _HANDS
+from .state import RULES as _RULES
+from .state import TABLEAUX as _TABLEAUX
 from .state import Pick, State
 
 
@@ -47,7 +50,6 @@ def random_pick(state: State, seat: int, rng: random.Random) -> Pick:
 
 
 _new_pick = tuple.__new__
-_HANDS, _RULES, _TABLEAUX = (State._fields.index(name) for name in ("hands", "rules", "tableaux"))
 
 
 def _below(rng: random.Random, n: int) -> int:
