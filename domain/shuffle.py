@@ -77,9 +77,8 @@ def fisher_yates(cards: Sequence[str], seed: bytes, start: int = 0) -> tuple[tup
     if 0 < swaps < 256:
         words = _words(seed, start, swaps)
         if max(words) < _NEVER_REJECTED:  # all but always (a rejection: about 1 in 150,000)
-            # j = x % (i + 1) for every swap at once, in C (map), then the swaps
-            js = map(int.__mod__, words, range(swaps + 1, 1, -1))
-            for i, j in zip(range(swaps, 0, -1), js, strict=True):
+            for i, x in zip(range(swaps, 0, -1), words, strict=True):
+                j = x % (i + 1)
                 deck[i], deck[j] = deck[j], deck[i]
             return tuple(deck), start + swaps
     return _fisher_yates_rejecting(deck, seed, start)
