@@ -286,7 +286,12 @@ class Game(Protocol[S]):
 
 
 def fold(game: Game[S], events: Sequence[Event], state: S | None = None) -> S:
-    """The state after ``events`` (from ``state``, or from the beginning)."""
+    """The state after ``events`` (from ``state``, or from the beginning). A game may fold
+    faster than event by event (``GamePackage.fold``); it must give what ``evolve`` gives."""
+    fast = getattr(game, "fold", None)
+    if fast is not None:
+        result: S = fast(events, state)
+        return result
     evolve = game.evolve
     current = game.initial_state() if state is None else state
     for event in events:
@@ -312,6 +317,9 @@ class GamePackage:
     upcast: Callable[[Event], Event]
     commands: Callable[[Sequence[Event], bytes], Iterator[tuple[int, Command]]]
     provenance: Callable[[Sequence[Event]], list[dict[str, Any]]]
+    # ``fold(events, state)``: the state after ``events`` (from ``state``; None: the start),
+    # equal to evolving them one by one, only faster; None: ``decider.fold`` evolves them.
+    fold: Callable[[Sequence[Event], Any], Any] | None = None
 
     # What every game's state has (see the states' fields of the same names).
     @staticmethod

@@ -74,6 +74,15 @@ def invalid(reason: str, message: str) -> DomainError:
 def normalise(text: str) -> str:
     """``text`` as a name is recorded (NFC, surrounding spaces stripped), or ``invalid_name``
     with ``details.reason`` saying why it cannot be one."""
+    if text.isascii() and text.isprintable():  # most names: no character to look up (issue 15)
+        name = text.strip()  # printable ASCII holds no other blank, no mark, no joiner
+        if 0 < len(name) <= MAX_LENGTH:
+            return name  # what _checked returns for it (tests/test_names.py compares them)
+    return _checked(text)
+
+
+def _checked(text: str) -> str:
+    """``normalise``, character by character."""
     name = unicodedata.normalize("NFC", text)
     for index, char in enumerate(name):
         _check_char(name, index, char, unicodedata.category(char))
@@ -125,6 +134,13 @@ def _joins_emoji(name: str, index: int) -> bool:
 
 def skeleton(name: str) -> str:
     """What ``name`` looks like, for comparing names: equal skeletons look alike."""
+    if name.isascii():  # NFKC leaves ASCII as it is, and casefolds it as lower() does
+        return " ".join(name.lower().translate(CONFUSABLE).split())
+    return _folded(name)
+
+
+def _folded(name: str) -> str:
+    """``skeleton``, for any text."""
     folded = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", name).casefold())
     return " ".join(folded.translate(CONFUSABLE).split())
 

@@ -59,9 +59,10 @@ def _words(seed: bytes, start: int, count: int) -> list[int]:
     """Words ``start`` to ``start + count - 1`` of the seed's stream."""
     block = _blocks(seed)
     first, last = start // 8, (start + count - 1) // 8
-    words = [w for i in range(first, last + 1) for w in _BLOCK_WORDS.unpack(block(i))]
+    stream = b"".join(map(block, range(first, last + 1)))  # one unpack for all the blocks
+    words = struct.unpack(f">{len(stream) // 4}I", stream)
     skip = start - 8 * first
-    return words[skip : skip + count]
+    return list(words[skip : skip + count])
 
 
 # Below every ``below(n)`` limit (step 3) for n <= 256: a word under it is never rejected.

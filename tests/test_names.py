@@ -9,8 +9,11 @@ from typing import Any
 
 import pytest
 from api_client import ApiClient, expect_problem, expect_status
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from domain.decider import GAME_CREATED, GAME_STARTED, SEAT_TAKEN, Event, Game
+from domain import names
+from domain.decider import GAME_CREATED, GAME_STARTED, SEAT_TAKEN, DomainError, Event, Game
 from domain.names import normalise, skeleton
 from domain.replay import replay
 from domain.sequence import SEQUENCE
@@ -165,3 +168,25 @@ def test_games_recorded_before_the_rule_still_replay_and_audit(game: Game[Any], 
     forged = [old[0]._replace(data=events[0].data), *old[1:]]
     refused = replay(game, forged, seed)["replay"]
     assert refused["ok"] is False and "invalid_name" in refused["detail"], refused
+
+
+def _outcome(check: Any, text: str) -> tuple[str, Any]:
+    try:
+        return "ok", check(text)
+    except DomainError as refused:
+        return "refused", (refused.code, dict(refused.details), refused.message)
+
+
+@settings(max_examples=500)
+@given(
+    st.one_of(
+        st.text(st.characters(max_codepoint=127), max_size=40),
+        st.text(max_size=40),
+        st.sampled_from(["", " ", "  bob  ", "a" * 32, " " + "a" * 32 + " ", "a" * 33, "x\ty"]),
+    )
+)
+def test_the_ascii_fast_paths_decide_what_the_checks_decide(text: str) -> None:
+    """``normalise`` and ``skeleton`` skip the character checks for printable ASCII (issue 15:
+    every join runs them); they must accept, refuse and fold exactly as the checks do."""
+    assert _outcome(normalise, text) == _outcome(names._checked, text)
+    assert skeleton(text) == names._folded(text)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from ..decider import GamePackage
 from .bots import awaiting, bot_move
-from .game import GAME, decide, evolve, execute
+from .game import GAME, decide, evolve, execute, fold_events
 from .provenance import provenance
 from .replay import commands, upcast
 from .rules import Rules, parse_rules
@@ -31,4 +31,5 @@ SUSHI_GO = GamePackage(
     upcast=upcast,
     commands=commands,
     provenance=provenance,
+    fold=fold_events,
 )

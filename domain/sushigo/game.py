@@ -24,7 +24,7 @@ waited_seconds, limit_seconds, seed} (instead of the start).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Any
 
@@ -68,6 +68,19 @@ from .cards import CARD_KINDS, CHOPSTICKS, KINDS, NIGIRI_KINDS, PUDDING, WASABI
 from .rules import ROUNDS, Rules, parse_rules
 from .scoring import pudding_points, round_breakdowns, winners
 from .shuffle import ALGORITHM, shuffled
+from .state import BOT_SEATS as _BOT_SEATS
+from .state import DUMMY_PILE as _DUMMY_PILE
+from .state import HANDS as _HANDS
+from .state import OVER as _OVER
+from .state import PICKS as _PICKS
+from .state import ROUND as _ROUND
+from .state import RULES as _RULES
+from .state import STARTED as _STARTED
+from .state import TABLEAUX as _TABLEAUX
+from .state import TAKEN_OVER as _TAKEN_OVER
+from .state import TURN as _TURN
+from .state import TURNS_PLAYED as _TURNS_PLAYED
+from .state import VERSION as _VERSION
 from .state import Pick, State, Tableau, replace
 from .upcast import CURRENT, upcast
 
@@ -124,7 +137,129 @@ def _start(log: Log[State], seed: bytes) -> None:
 
 
 def _execute_pick(state: State, command: MakeMove) -> tuple[list[Event], State]:
-    """A seat's pick, and when it completes the turn, everything that follows (S4)."""
+    """A seat's pick, and when it completes the turn, everything that follows (S4).
+
+    The common case (a single card from the hand, nothing else to decide, in a game without the
+    dummy) is decided here in as few steps as possible: a game makes ~90 of these, and they are
+    most of a random game's instructions (issue 15). Fields are read by index (``state[_HANDS]``),
+    which costs a fraction of a named field's lookup. Anything else, and every refusal, goes
+    through ``_execute_any_pick``; tests/test_sushigo_fast_path.py checks both against deciding
+    with ``evolve`` event by event (``execute_by_evolve``)."""
+    seat, move, seed = command
+    picks = state[_PICKS]
+    if (
+        type(move) is Pick
+        and type(seat) is int
+        and 0 <= seat < len(picks)
+        and picks[seat] is None
+        and state[_STARTED]
+        and not state[_OVER]
+    ):
+        cards, dummy_card, wasabi, auto, by = move
+        hands = state[_HANDS]
+        hand = hands[seat]
+        if (
+            type(cards) is tuple
+            and len(cards) == 1
+            and dummy_card is None
+            and wasabi is None
+            and not auto
+            and cards[0] in hand
+            and not state[_RULES].dummy  # type: ignore[union-attr]
+        ):
+            if by is not None or state[_BOT_SEATS] or state[_TAKEN_OVER]:
+                check_origin(state, seat, by)  # as _check_pick would (no other check can fail)
+            card = cards[0]
+            round_no, turn = state[_ROUND], state[_TURN]
+            if by is None:
+                data = {"seat": seat, "cards": [card], "chopsticks": False, "auto": False,
+                        "round": round_no, "turn": turn}  # fmt: skip
+            else:
+                data = {"seat": seat, "cards": [card], "chopsticks": False, "auto": False,
+                        "by": by, "round": round_no, "turn": turn}  # fmt: skip
+            at = hand.index(card)
+            now_hands, now_picks = list(hands), list(picks)
+            now_hands[seat] = hand[:at] + hand[at + 1 :]
+            now_picks[seat] = move
+            event = _new_event(Event, (CARD_PICKED, data, 1))
+            if None in now_picks:  # the turn goes on: nothing else happens yet
+                values = list(state)
+                values[_VERSION] = state[_VERSION] + 1
+                values[_HANDS] = tuple(now_hands)
+                values[_PICKS] = tuple(now_picks)
+                return [event], _new_state(State, values)
+            events = [event]
+            return events, _complete_turn(state, now_hands, now_picks, events, seed)
+    return _execute_any_pick(state, command)
+
+
+def _place_picks(
+    picks: list[Pick | None],  # none None: every seat has picked
+    tableaux: list[Tableau],
+    hands: list[tuple[str, ...]],
+    players: int,
+    revealed: list[dict[str, Any]] | None,
+) -> None:
+    """S4: every pick goes onto its seat's tableau at once (S8/S9: nigiri onto wasabi; S6/S7:
+    used chopsticks go back into the hand; S17: the dummy's card onto the dummy's), in the
+    working lists ``tableaux`` and ``hands``; ``revealed`` gets the picks as ``turn_revealed``
+    lists them (``_reveal``), when given. ``_on_revealed`` on lists, for the fast paths."""
+    placed = []
+    # strict=False: with the dummy, tableaux has one more (placed below, not zipped)
+    for seat, pick, tableau in zip(range(players), picks, tableaux, strict=False):
+        cards, dummy_card, wasabi, _, _ = pick  # type: ignore[misc]
+        if len(cards) == 1 and dummy_card is None and wasabi is None:  # the common case
+            if revealed is not None:
+                revealed.append({"seat": seat, "cards": [cards[0]], "chopsticks": False})
+            if cards[0] in NIGIRI_KINDS:
+                placed.append(_place(tableau, cards, None))
+            else:
+                placed.append(_new_tableau(Tableau, (tableau[0] + cards, tableau[1])))
+            continue
+        if revealed is not None:
+            revealed.append(pick.to_json(seat=seat, auto=False))  # type: ignore[union-attr]
+        tableau = _place(tableau, cards, wasabi)
+        if len(cards) == 2:
+            tableau = _take_back_chopsticks(tableau)
+            hands[seat] = (*hands[seat], CHOPSTICKS)
+        placed.append(tableau)
+        if dummy_card is not None:
+            tableaux[players] = _place(tableaux[players], (dummy_card,), None)
+    tableaux[:players] = placed
+
+
+def _pass_hands(
+    passes_left: bool,
+    dummy: bool,
+    turns_played: int,
+    hands: list[tuple[str, ...]],
+    pile: tuple[str, ...],
+) -> tuple[list[tuple[str, ...]], tuple[str, ...]]:
+    """S4: the hands pass on; S17: then the dummy's controller (``turns_played``: counting the
+    turn just revealed) draws the top card of the dummy's pile."""
+    hands = [hands[-1], *hands[:-1]] if passes_left else [*hands[1:], hands[0]]
+    if dummy and pile:
+        controller = turns_played % 2
+        hands[controller] = (*hands[controller], pile[0])
+        pile = pile[1:]
+    return hands, pile
+
+
+def _execute_any_pick(state: State, command: MakeMove) -> tuple[list[Event], State]:
+    """A seat's pick, whatever its shape, or the reason it is refused."""
+    _check_pick(state, command)
+    pick = _validate(state, command.seat, command.move)
+    event = _picked(state, command.seat, pick)
+    after = _with_pick(state, command.seat, pick, state.version + 1)
+    if None in after.picks:
+        return [event], after
+    events = [event]
+    # state, not after: a pick changes only the hands, picks and version _complete_turn is given
+    return events, _complete_turn(state, list(after.hands), list(after.picks), events, command.seed)
+
+
+def _check_pick(state: State, command: MakeMove) -> None:
+    """Whether ``command``'s seat may pick now (before looking at the pick itself)."""
     if state.cancelled:
         raise conflict("game_cancelled", "this game was cancelled: its seats did not fill in time")
     if not state.started:
@@ -144,13 +279,18 @@ def _execute_pick(state: State, command: MakeMove) -> tuple[list[Event], State]:
             round=state.round,
             turn=state.turn,
         )
-    pick = _validate(state, seat, command.move)
-    event = _picked(state, seat, pick)
-    after = _with_pick(state, seat, pick, state.version + 1)
-    if None in after.picks:
-        return [event], after  # the turn goes on: nothing else happens yet
-    log = Log(after, evolve)
-    log.events.append(event)
+
+
+def execute_by_evolve(state: State, command: Command) -> tuple[list[Event], State]:
+    """``execute`` the plain way, the reference the fast paths are checked against
+    (tests/test_sushigo_fast_path.py): every event applied by ``evolve`` as it is decided, with
+    the reveal, automatic picks and the end decided from the state before each of them."""
+    if not isinstance(command, MakeMove):
+        return execute(state, command)
+    _check_pick(state, command)
+    pick = _validate(state, command.seat, command.move)
+    log = Log(state, evolve)
+    log.record(_picked(state, command.seat, pick))
     _consequences(log, command.seed)
     return log.events, log.state
 
@@ -230,26 +370,90 @@ def _picked(state: State, seat: int, pick: Pick) -> Event:
 
 
 def _consequences(log: Log[State], seed: bytes) -> None:
-    """Everything a completed turn causes, until a seat must decide or the game ends:
-    reveal and pass (S4), round scoring (S10–S12), the next deal (S3), automatic last picks (S5),
-    pudding scoring and the end (S13–S16)."""
+    """Everything a completed turn causes, the plain way (``execute_by_evolve``; ``execute``
+    decides the same with ``_complete_turn``): reveal and pass (S4), round scoring (S10–S12),
+    the next deal (S3), automatic last picks (S5), pudding scoring and the end (S13–S16)."""
     while None not in log.state.picks:
-        before = log.state
-        revealed = _reveal(before)
-        log.record(revealed, _on_revealed(before, revealed.data, before.version + 1))
+        log.record(_reveal(log.state))
         state = log.state
         if any(state.hands) or state.dummy_pile:
             for seat in _automatic_seats(state):
-                now = log.state
-                pick = _new_pick(Pick, ((state.hands[seat][0],), None, None, True, None))
-                log.record(_picked(now, seat, pick), _with_pick(now, seat, pick, now.version + 1))
+                log.record(_picked(log.state, seat, Pick((state.hands[seat][0],), auto=True)))
             continue
-        log.record(_score_round(state))
-        if log.state.round < ROUNDS:
-            log.record(_deal(log.state, seed))
-        else:
-            log.record(_end(log.state, seed))
-            return
+        _end_round(log, seed)
+        return
+
+
+def _end_round(log: Log[State], seed: bytes) -> None:
+    """S3/S13: score the round, then deal the next one or end the game."""
+    log.record(_score_round(log.state))
+    if log.state.round < ROUNDS:
+        log.record(_deal(log.state, seed))
+    else:
+        log.record(_end(log.state, seed))
+
+
+def _complete_turn(
+    state: State,
+    hands: list[tuple[str, ...]],
+    picks: list[Pick | None],
+    events: list[Event],
+    seed: bytes,
+) -> State:
+    """What ``_consequences`` decides, on one working copy of the state's moving parts (hands,
+    picks, tableaux, turn) instead of a new immutable state per event: frozen once, when a seat
+    must decide again or the round is over. ``state`` is the state before the pick that
+    completed the turn (its other fields hold); ``hands`` and ``picks`` include that pick, whose
+    event is already (and alone) in ``events``; the events that follow are appended to it."""
+    rules: Rules = state.rules  # type: ignore[assignment]
+    players, dummy = rules.players, rules.dummy
+    zoch = rules.wasabi_optional
+    tableaux = list(state.tableaux)
+    pile = state.dummy_pile
+    round_no, turn, turns_played = state.round, state.turn, state.turns_played
+    passes_left = rules.passes_left(round_no)
+    append = events.append
+    while True:
+        revealed: list[dict[str, Any]] = []  # _reveal and _on_revealed at once
+        _place_picks(picks, tableaux, hands, players, revealed)
+        append(
+            _new_event(
+                Event, (TURN_REVEALED, {"round": round_no, "turn": turn, "picks": revealed}, 1)
+            )
+        )
+        hands, pile = _pass_hands(passes_left, dummy, turns_played + 1, hands, pile)
+        turn, turns_played = turn + 1, turns_played + 1
+        picks = [None] * players
+        controller = turns_played % 2 if dummy else None  # S17: who drew the dummy's card
+        round_over = not (any(hands) or pile)
+        if round_over:
+            break
+        if 1 not in map(len, hands):  # nobody holds a last card
+            break
+        for seat, hand in enumerate(hands):  # _automatic_seats (S5, S9)
+            if len(hand) != 1 or seat == controller:
+                continue
+            card = hand[0]
+            if zoch and card in NIGIRI_KINDS and tableaux[seat].free_wasabi:
+                continue
+            data = {"seat": seat, "cards": [card], "chopsticks": False, "auto": True}
+            data["round"], data["turn"] = round_no, turn
+            append(_new_event(Event, (CARD_PICKED, data, 1)))
+            hands[seat] = ()
+            picks[seat] = _new_pick(Pick, ((card,), None, None, True, None))
+        if None in picks:
+            break
+    values = list(state)
+    values[_VERSION] = state.version + len(events)
+    values[_TURN], values[_TURNS_PLAYED], values[_DUMMY_PILE] = turn, turns_played, pile
+    values[_HANDS], values[_PICKS], values[_TABLEAUX] = tuple(hands), tuple(picks), tuple(tableaux)
+    after: State = tuple.__new__(State, values)
+    if not round_over:
+        return after
+    log = Log(after, evolve)
+    log.events = events
+    _end_round(log, seed)
+    return log.state
 
 
 def _automatic_seats(state: State) -> list[int]:
@@ -340,6 +544,79 @@ def evolve(state: State, event: Event) -> State:
     return apply(state, event.data, state.version + 1)
 
 
+def fold_events(events: Sequence[Event], state: State | None = None) -> State:
+    """The state after ``events`` (from ``state``, or from the beginning): what ``evolve`` gives
+    event by event (``decider.fold`` calls this), with each run of ``card_picked`` and
+    ``turn_revealed`` events (all but a few of a game's) applied to one working copy of the
+    hands, picks and tableaux, frozen once at the end of the run (issue 15: the fold of a
+    finished game). tests/test_sushigo_fast_path.py compares the two on every prefix."""
+    current = State() if state is None else state
+    at, count = 0, len(events)
+    while at < count:
+        if events[at][0] in _PLAY and current[_STARTED] and not current[_OVER]:
+            current, at = _fold_play(current, events, at)
+            if at == count:
+                break
+        current = evolve(current, events[at])  # anything else, and where a run stopped
+        at += 1
+    return current
+
+
+def _fold_play(state: State, events: Sequence[Event], at: int) -> tuple[State, int]:
+    """``card_picked`` and ``turn_revealed`` events from ``events[at]`` on, as ``_on_picked`` and
+    ``_on_revealed`` apply them, until another event (or one they would refuse: left to
+    ``evolve``, which raises what it raises); the state after them and where the run stopped."""
+    rules: Rules = state.rules  # type: ignore[assignment]
+    players, dummy = rules.players, rules.dummy
+    passes_left = rules.passes_left(state.round)
+    hands, picks, tableaux = list(state.hands), list(state.picks), list(state.tableaux)
+    pile, turn, turns_played = state.dummy_pile, state.turn, state.turns_played
+    start, count = at, len(events)
+    while at < count:
+        kind, data, schema = events[at]
+        if schema != 1:
+            break
+        if kind == CARD_PICKED:
+            cards, dummy_card, wasabi = tuple(data["cards"]), data.get("dummy_card"), None
+            if (chosen := data.get("use_wasabi")) is not None:
+                wasabi = tuple(chosen)
+            pick = _new_pick(
+                Pick, (cards, dummy_card, wasabi, data.get("auto", False), data.get("by"))
+            )
+            seat = data["seat"]
+            if type(seat) is not int or not -players <= seat < players:
+                break  # evolve's to refuse
+            hand = hands[seat]
+            for card in cards if dummy_card is None else (*cards, dummy_card):
+                if card not in hand:
+                    break
+                i = hand.index(card)
+                hand = hand[:i] + hand[i + 1 :]
+            else:
+                hands[seat], picks[seat] = hand, pick
+                at += 1
+                continue
+            break  # a card not in the hand: evolve's to refuse
+        if kind != TURN_REVEALED or None in picks:
+            break
+        _place_picks(picks, tableaux, hands, players, None)
+        turns_played += 1
+        hands, pile = _pass_hands(passes_left, dummy, turns_played, hands, pile)
+        turn += 1
+        picks = [None] * players
+        at += 1
+    if at == start:
+        return state, at
+    values = list(state)
+    values[_VERSION] = state.version + at - start
+    values[_TURN], values[_TURNS_PLAYED], values[_DUMMY_PILE] = turn, turns_played, pile
+    values[_HANDS], values[_PICKS], values[_TABLEAUX] = tuple(hands), tuple(picks), tuple(tableaux)
+    return _new_state(State, values), at
+
+
+_PLAY = frozenset((CARD_PICKED, TURN_REVEALED))
+
+
 def _on_started(state: State, data: Any, version: int) -> State:
     seats = state.rules.scored_seats  # type: ignore[union-attr]
     return replace(
@@ -400,8 +677,7 @@ def _with_pick(state: State, seat: int, pick: Pick, version: int) -> State:
 
 
 # Event(…) and Pick(…) without their keyword-handling __new__: the hot paths make ~200 a game.
-_new_event = _new_pick = tuple.__new__
-_VERSION, _HANDS, _PICKS = (State._fields.index(name) for name in ("version", "hands", "picks"))
+_new_event = _new_pick = _new_tableau = _new_state = tuple.__new__
 
 
 def _on_revealed(state: State, data: Any, version: int) -> State:
@@ -489,7 +765,7 @@ def _on_scored(state: State, data: Any, version: int) -> State:
     for seat, tableau in enumerate(state.tableaux):
         kept = tableau.cards.count(PUDDING)
         puddings[seat] += kept
-        discard.extend(k for k in tableau.cards if k != PUDDING)
+        discard.extend(filter(PUDDING.__ne__, tableau.cards))  # in order, without a genexpr
     return replace(
         state,
         version=version,

@@ -11,10 +11,15 @@ from typing import Any
 
 from .cards import (
     DUMPLING,
-    MAKI_ICONS,
+    EGG,
+    MAKI_1,
+    MAKI_2,
+    MAKI_3,
     NIGIRI_POINTS,
     PUDDING,
+    SALMON,
     SASHIMI,
+    SQUID,
     TEMPURA,
     WASABI,
 )
@@ -76,28 +81,56 @@ def nigiri_breakdown(tableau: Tableau) -> dict[str, Any]:
 
 
 def round_breakdowns(tableaux: Sequence[Tableau], split: bool) -> list[dict[str, Any]]:
-    """Each scored seat's round score per category (S10–S12), with the counts behind it."""
-    icons = [sum(n * t.cards.count(kind) for kind, n in MAKI_ICONS.items()) for t in tableaux]
+    """Each scored seat's round score per category (S10–S12), with the counts behind it.
+
+    Written out card kind by card kind (``nigiri_breakdown`` inline): a game scores ~12 sheets
+    and this is a tenth of deciding a random game otherwise (issue 15)."""
+    icons = [
+        (cards := t[0]).count(MAKI_1) + 2 * cards.count(MAKI_2) + 3 * cards.count(MAKI_3)
+        for t in tableaux
+    ]
     maki = maki_points(icons, split)
     sheets = []
-    for seat, tableau in enumerate(tableaux):
-        cards = tableau.cards
+    for seat, (cards, dipped) in enumerate(tableaux):
         tempura, sashimi, dumpling = (
             cards.count(TEMPURA),
             cards.count(SASHIMI),
             cards.count(DUMPLING),
         )
-        sheet = {
-            "maki": {"icons": icons[seat], "points": maki[seat]},
-            "tempura": {"count": tempura, "points": 5 * (tempura // 2)},
-            "sashimi": {"count": sashimi, "points": 10 * (sashimi // 3)},
-            "dumpling": {"count": dumpling, "points": dumpling_points(dumpling)},
-            "nigiri": nigiri_breakdown(tableau),
-            "wasabi": {"count": cards.count(WASABI), "unused": tableau.free_wasabi, "points": 0},
-            "pudding": {"count": cards.count(PUDDING), "points": 0},  # scored at the end (S13)
-        }
-        sheet["total"] = sum(part["points"] for part in sheet.values())
-        sheets.append(sheet)
+        egg, salmon, squid = cards.count(EGG), cards.count(SALMON), cards.count(SQUID)
+        if dipped:
+            on_egg, on_salmon, on_squid = (
+                dipped.count(EGG),
+                dipped.count(SALMON),
+                dipped.count(SQUID),
+            )
+        else:
+            on_egg = on_salmon = on_squid = 0
+        egg, salmon, squid = egg - on_egg, salmon - on_salmon, squid - on_squid
+        nigiri = (egg + 3 * on_egg) + 2 * (salmon + 3 * on_salmon) + 3 * (squid + 3 * on_squid)
+        points = (
+            maki[seat]
+            + 5 * (tempura // 2)
+            + 10 * (sashimi // 3)
+            + DUMPLING_POINTS[min(dumpling, 5)]
+        )
+        wasabi = cards.count(WASABI)
+        sheets.append(
+            {
+                "maki": {"icons": icons[seat], "points": maki[seat]},
+                "tempura": {"count": tempura, "points": 5 * (tempura // 2)},
+                "sashimi": {"count": sashimi, "points": 10 * (sashimi // 3)},
+                "dumpling": {"count": dumpling, "points": DUMPLING_POINTS[min(dumpling, 5)]},
+                "nigiri": {
+                    "plain": {EGG: egg, SALMON: salmon, SQUID: squid},
+                    "on_wasabi": {EGG: on_egg, SALMON: on_salmon, SQUID: on_squid},
+                    "points": nigiri,
+                },
+                "wasabi": {"count": wasabi, "unused": wasabi - len(dipped), "points": 0},
+                "pudding": {"count": cards.count(PUDDING), "points": 0},  # scored at the end (S13)
+                "total": points + nigiri,
+            }
+        )
     return sheets
 
 

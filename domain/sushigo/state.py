@@ -5,7 +5,7 @@ whole game costs well under a millisecond)."""
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import Any, Final, NamedTuple
 
 from ..decider import BotSeat
 from .cards import CHOPSTICKS, WASABI
@@ -136,6 +136,29 @@ class State(NamedTuple):
             return None
         return self.turns_played % 2
 
+
+# Field positions, for the hot paths of deciding and folding (issue 15): ``state[HANDS]`` costs
+# a fraction of ``state.hands`` (a named field of a NamedTuple is looked up on its class).
+# Literals, so that type checkers know each field's type; checked against State right below.
+VERSION: Final = 0
+RULES: Final = 1
+STARTED: Final = 4
+OVER: Final = 5
+ROUND: Final = 6
+TURN: Final = 7
+TURNS_PLAYED: Final = 8
+HANDS: Final = 9
+DUMMY_PILE: Final = 10
+PICKS: Final = 11
+TABLEAUX: Final = 12
+BOT_SEATS: Final = 22
+TAKEN_OVER: Final = 26
+_POSITIONS = {"version": VERSION, "rules": RULES, "started": STARTED, "over": OVER,
+              "round": ROUND, "turn": TURN, "turns_played": TURNS_PLAYED, "hands": HANDS,
+              "dummy_pile": DUMMY_PILE, "picks": PICKS, "tableaux": TABLEAUX,
+              "bot_seats": BOT_SEATS, "taken_over": TAKEN_OVER}  # fmt: skip
+if any(State._fields[at] != name for name, at in _POSITIONS.items()):
+    raise ImportError("a State field moved: update the positions above")
 
 _FIELD_INDEX = {name: index for index, name in enumerate(State._fields)}
 
