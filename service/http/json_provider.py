@@ -1,6 +1,6 @@
 """Flask's JSON provider with orjson's encoder: every answer's body (``flask.json.dumps``: views,
-exports, rulings) is encoded about ten times faster than by the standard library (a seat's view:
-0.2 ms of a busy worker's CPU before, bench/request_cpu.py).
+exports, rulings) is encoded about ten times faster than by the standard library (a seat's
+4-player view, 1.7 KB: 225 µs with Flask's default, 17 µs with this, timeit on a loaded machine).
 
 Same meaning as Flask's default: keys sorted as Flask sorts them, its ``default`` for what JSON
 has no type for (dates as HTTP dates, ``Decimal``), non-string keys as strings. Not byte for byte:
