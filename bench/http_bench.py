@@ -1,10 +1,11 @@
 """HTTP picks under gunicorn: latency (p50/p99) and throughput with concurrent clients.
 
-The server is ``cardroom serve`` (gunicorn, several workers) on a free loopback port, against the
-database ``url``. Each client drives whole 4-player games: it takes every seat, picks the first
-card of each seat's hand, and reads a seat's view only when it does not know that seat's hand.
-Only the POST /games/{id}/moves requests are timed; clients run in several processes so that the
-load generator is not held back by one interpreter lock.
+The server is ``cardroom serve`` with its defaults (gunicorn's gevent workers, cores + 1 of them,
+rate limits on, the access log on) on a free loopback port, against the database ``url``. Each
+client drives whole 4-player games: it takes every seat, picks the first card of each seat's
+hand, and reads a seat's view only when it does not know that seat's hand. Only the
+POST /games/{id}/moves requests are timed; clients run in several processes so that the load
+generator is not held back by one interpreter lock.
 """
 
 from __future__ import annotations
@@ -34,7 +35,6 @@ PLAYERS = 4
 class HttpResult:
     clients: int
     workers: int
-    threads: int
     picks: int
     p50_ms: float
     p99_ms: float
@@ -53,7 +53,7 @@ class HttpResult:
         return (
             f"http_pick         {self.picks:>6} picks p50 {self.p50_ms:7.3f} ms  "
             f"p99 {self.p99_ms:7.3f} ms  {self.picks_per_s:9.1f} picks/s "
-            f"({self.clients} clients, {self.workers} gunicorn workers x {self.threads} threads, "
+            f"({self.clients} clients, {self.workers} gunicorn {SERVER}; "
             f"{self.requests_per_s:.0f} requests/s in all, {self.errors} errors; server CPU "
             f"{self.cpu_ms_per_pick:.3f} ms per pick)"
             + (
@@ -89,12 +89,34 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def start_server(url: str, port: int, workers: int, threads: int) -> subprocess.Popen[bytes]:
-    # The load generator is one address asking for many games: rate limits would refuse it.
-    env = {**os.environ, "DATABASE_URL": url, "CARDROOM_RATE_LIMITS": "off"}
+# What the server runs with: `cardroom serve`'s defaults (gevent workers, rate limits on, the
+# access log on, written to stdout, which goes nowhere here), except the values of the limits:
+# the load generator is one address asking for many games, so the limits are set far above what
+# it asks for (they are still counted on every limited request, as a user's server counts them).
+GENEROUS_LIMITS = {
+    "CARDROOM_RATE_LIMITS": "on",
+    "CARDROOM_RATE_LIMIT_CREATE": "1000000/minute",
+    "CARDROOM_RATE_LIMIT_JOIN": "1000000/minute",
+    "CARDROOM_RATE_LIMIT_JOIN_GAME": "1000000/minute",
+    "CARDROOM_RATE_LIMIT_MOVES": "1000000/minute",
+    "CARDROOM_WAITING_GAMES_PER_ADDRESS": "1000000",
+}
+SERVER = "gevent workers (cardroom serve's default), rate limits on, access log on"
+
+
+def start_server(
+    url: str, port: int, workers: int, threads: int = 1, checkout: str | None = None
+) -> subprocess.Popen[bytes]:
+    """``cardroom serve`` on ``port`` with ``workers`` processes (``threads``: ignored by the
+    gevent worker, kept for callers). ``checkout``: serve that source tree's code instead of
+    this one's (a baseline measured in the same run, bench/request_cpu.py)."""
+    del threads  # gevent serves each connection in a greenlet
+    env = {**os.environ, "DATABASE_URL": url, **GENEROUS_LIMITS}
+    if checkout is not None:
+        env["PYTHONPATH"] = checkout  # ahead of the editable install of this checkout
     command = [sys.executable, "-m", "service.cli.main", "serve", "--port", str(port)]
-    command += ["--workers", str(workers), "--threads", str(threads), "--no-access-log"]
-    server = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL)
+    command += ["--workers", str(workers)]
+    server = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, cwd=checkout)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         try:
@@ -226,14 +248,13 @@ def run(
     clients: int = 32,
     games_per_client: int = 1,
     workers: int = 0,
-    threads: int = 4,
     floor_table: str | None = None,
 ) -> HttpResult:
     """``floor_table``: a scratch table (store_bench.scratch_table) each client inserts one row
     into, timed, right before each pick: the floor measured interleaved with the picks."""
     workers = workers or (os.cpu_count() or 1) + 1  # as `cardroom serve` does
     port = free_port()
-    server = start_server(url, port, workers, threads)
+    server = start_server(url, port, workers)
     base = f"http://127.0.0.1:{port}"
     try:
         with multiprocessing.get_context("spawn").Pool(min(clients, 8)) as pool:
@@ -254,7 +275,6 @@ def run(
     return HttpResult(
         clients=clients,
         workers=workers,
-        threads=threads,
         picks=len(latencies),
         p50_ms=statistics.median(latencies) * 1000,
         p99_ms=latencies[int(0.99 * (len(latencies) - 1))] * 1000,
@@ -274,9 +294,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--clients", type=int, default=32)
     parser.add_argument("--games", type=int, default=1, help="games per client")
     parser.add_argument("--workers", type=int, default=0, help="gunicorn workers (cores + 1)")
-    parser.add_argument("--threads", type=int, default=4, help="threads per worker (gthread)")
     args = parser.parse_args(argv)
-    print(run(args.url, args.clients, args.games, args.workers, args.threads))
+    print(run(args.url, args.clients, args.games, args.workers))
 
 
 if __name__ == "__main__":

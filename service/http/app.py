@@ -13,6 +13,7 @@ from service.games.registry import load_games
 from service.http import abuse, idempotency, observe, problems
 from service.http.api import api
 from service.http.connections import ConnectionSettings, OpenStreams
+from service.http.json_provider import OrjsonProvider
 from service.http.leaving import leaving_api
 from service.http.rulings import rulings_api
 from service.http.stream import stream_api
@@ -40,6 +41,7 @@ def create_app(
     resolved database, see service.store.db). The schema must already be migrated. Reads may go
     to the hot standbys ``replica_urls`` (default: ``DATABASE_REPLICA_URL``)."""
     app = Flask(__name__, static_folder=None)  # the page's files: service/http/web_page.py
+    app.json = OrjsonProvider(app)  # every answer's JSON, encoded by orjson
     app.config.update(
         MAX_CONTENT_LENGTH=MAX_BODY_BYTES,
         OPENAPI_PATH=str(OPENAPI_PATH),

@@ -8,12 +8,14 @@ HTML page or a bare 500.
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Mapping
 from http import HTTPStatus
 from typing import Any
 
-from flask import Flask, Response, json, request
+from flask import Flask, Response, request
+from flask.json.provider import DefaultJSONProvider
 from marshmallow import Schema, ValidationError, fields
 from werkzeug.exceptions import HTTPException
 
@@ -107,7 +109,12 @@ def problem_response(problem: Problem) -> Response:
         "code": problem.code,
         **problem.extra,
     }
-    response = Response(json.dumps(_problem_schema.dump(body)), problem.status)
+    # The standard library's encoding, as Flask's default provider gave it: problems are rare,
+    # and their bodies stay byte for byte what clients have seen (service/http/json_provider.py).
+    text = json.dumps(
+        _problem_schema.dump(body), sort_keys=True, default=DefaultJSONProvider.default
+    )
+    response = Response(text, problem.status)
     response.content_type = PROBLEM_JSON
     response.headers.update(problem.headers)
     return response

@@ -23,6 +23,7 @@ from typing import Any
 
 import gevent
 from gunicorn import util
+from gunicorn.http import wsgi as gunicorn_wsgi
 from gunicorn.workers.ggevent import GeventWorker
 
 from service.http.connections import ConnectionSettings
@@ -108,6 +109,67 @@ def _body_size(environ: dict[str, Any]) -> int:
     return int(length)
 
 
+class _Held:
+    """Stands in for the socket while gunicorn writes a response's head: keeps the bytes."""
+
+    def __init__(self) -> None:
+        self.data = b""
+
+    def sendall(self, data: bytes) -> None:
+        self.data += data
+
+
+class OneSendResponse(gunicorn_wsgi.Response):
+    """gunicorn's response, whose head leaves with the first piece of the body in one send.
+    gunicorn sent them apart: for each answer two system calls, two packets, and a client that
+    woke up twice. The head is held only until the first piece (or the end, for no body): a
+    stream's head still leaves with its first event, as before."""
+
+    sock: Any  # the client's socket (gunicorn sets it)
+    _head = b""
+
+    def send_headers(self) -> None:
+        if not self.headers_sent:
+            self._head = self._held(super().send_headers)  # gunicorn's head, as ever
+
+    def _emit_body(self, data: bytes) -> None:
+        if not self._head:
+            super()._emit_body(data)
+            return
+        piece = self._held(lambda: super(OneSendResponse, self)._emit_body(data))  # framed
+        head, self._head = self._head, b""
+        util.write(self.sock, head + piece)
+
+    def _held(self, writes: Any) -> bytes:
+        """What ``writes`` would send on the socket, kept instead."""
+        sock: Any = self.sock
+        held = self.sock = _Held()
+        try:
+            writes()
+            return held.data
+        finally:
+            self.sock = sock
+
+    def flush_head(self) -> None:
+        head, self._head = self._head, b""
+        if head:
+            util.write(self.sock, head)
+
+    def write(self, arg: bytes) -> None:
+        super().write(arg)
+        self.flush_head()  # a piece gunicorn chose not to emit (HEAD, past the length)
+
+    def write_file(self, respiter: Any) -> Any:
+        self.send_headers()
+        self.flush_head()  # before sendfile writes to the socket itself
+        return super().write_file(respiter)
+
+    def close(self) -> None:
+        self.send_headers()
+        self.flush_head()
+        super().close()
+
+
 class CardroomWorker(GeventWorker):
     settings = ConnectionSettings.from_env()
     wsgi: Any
@@ -115,6 +177,7 @@ class CardroomWorker(GeventWorker):
 
     def init_process(self) -> None:
         util.write_error = write_problem  # gunicorn's answers to malformed HTTP, in this process
+        gunicorn_wsgi.Response = OneSendResponse  # what gunicorn_wsgi.create() builds, here
         super().init_process()
 
     def load_wsgi(self) -> None:
