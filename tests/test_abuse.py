@@ -173,7 +173,7 @@ def test_every_limit_of_a_rate_string_counts(pool: ConnectionPool) -> None:
 
 def test_unlimited_routes_are_not_wrapped_by_the_limits(pool: ConnectionPool) -> None:
     """Only the limited views pay for the limits: reads, probes and streams are the views as
-    written, and no hook of the limits runs before every request."""
+    written (the limiter's hooks on every request were a tenth of a millisecond of each)."""
     plain = create_app(pool=pool, config={"RATELIMIT_ENABLED": False})
     limited = create_app(pool=pool, config={"RATELIMIT_ENABLED": True})
     wrapped = {"api.create_game", "api.join_game", "api.make_move"}

@@ -81,9 +81,9 @@ def register(app: Flask) -> None:
 
 
 def _limits(app: Flask) -> None:
-    """Wrap the limited views in their checks: only they pay for them. Flask-Limiter's own
-    hooks ran on every request (a probe, a read, a stream): a few microseconds each, measured
-    side by side in one process. The counting is still the ``limits`` library's, as under it."""
+    """Wrap the limited views in their checks. Only they pay for it: Flask-Limiter's own hooks
+    ran on every request (a probe, a read, a stream), a tenth of a millisecond each
+    (bench/request_cpu.py); the counting is still the ``limits`` library's, as under it."""
     if not app.config["RATELIMIT_ENABLED"]:
         return  # no wrapper at all: not even a lookup per move
     # Fixed windows in this process's memory, as Flask-Limiter's default (see the module doc).
