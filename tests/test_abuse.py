@@ -159,31 +159,6 @@ def test_moves_are_rate_limited_per_token(pool: ConnectionPool) -> None:
         table.close()
 
 
-def test_every_limit_of_a_rate_string_counts(pool: ConnectionPool) -> None:
-    """A rate string of several limits: the first one used up refuses, whichever it is."""
-    config = {"RATELIMIT_ENABLED": True, "CARDROOM_RATE_LIMIT_CREATE": "100/minute;2/hour"}
-    with serve_app(create_app(pool=pool, config=config)) as url, ApiClient(url) as api:
-        api.create_game(2)
-        api.create_game(2)
-        response = api.post("/games", {"game": "sushi-go", "players": 2})
-        problem = expect_problem(response, 429, "rate_limited")
-        assert "2 per 1 hour" in problem["detail"]
-        assert 60 < int(response.headers["Retry-After"]) <= 3600
-
-
-def test_unlimited_routes_are_not_wrapped_by_the_limits(pool: ConnectionPool) -> None:
-    """Only the limited views pay for the limits: reads, probes and streams are the views as
-    written (the limiter's hooks on every request were a tenth of a millisecond of each)."""
-    plain = create_app(pool=pool, config={"RATELIMIT_ENABLED": False})
-    limited = create_app(pool=pool, config={"RATELIMIT_ENABLED": True})
-    wrapped = {"api.create_game", "api.join_game", "api.make_move"}
-    for endpoint, view in limited.view_functions.items():
-        same = view is plain.view_functions[endpoint]
-        assert same != (endpoint in wrapped), endpoint
-    before = [f.__qualname__ for f in limited.before_request_funcs.get(None, [])]
-    assert before == [f.__qualname__ for f in plain.before_request_funcs.get(None, [])]
-
-
 def test_a_rate_limited_answer_is_not_stored_for_retries(pool: ConnectionPool) -> None:
     """429 asks to be retried: a retry with the same Idempotency-Key runs once the limit allows
     (the 429 was not stored, service/http/idempotency.py), and is stored then."""

@@ -1,18 +1,19 @@
 """Abuse limits and browser access: rate limits on creating, joining and moving, and CORS.
 
-**Rate limits** (fixed windows of the ``limits`` library, as Flask-Limiter counts them): per client
-IP address, ``POST /games`` at most ``CARDROOM_RATE_LIMIT_CREATE`` (default ``30/minute``), ``POST
-/games/{id}/players`` at most ``CARDROOM_RATE_LIMIT_JOIN`` (default ``60/minute``) across all games
-and at most ``CARDROOM_RATE_LIMIT_JOIN_GAME`` (default ``12/minute``, the most seats a game has)
-into any one game; per bearer token (per IP address without one), ``POST /games/{id}/moves`` at
-most ``CARDROOM_RATE_LIMIT_MOVES`` (default ``300/minute``: far above any person or fair bot, far
-below a flood); any rate string of ``limits`` works (``"10/minute;100/hour"``). Past a limit the
-answer is ``429 rate_limited`` (problem+json) with ``Retry-After``. Counters are kept in each
-process's memory: with several gunicorn workers a client may get up to (workers × limit) before all
-of them refuse, and a restart forgets them; enough to blunt a script, not a distributed attack (put
-a proxy in front for that). Behind a reverse proxy every client has the proxy's address: limit
-there, or set the limits off. ``CARDROOM_RATE_LIMITS=off`` (the test suite sets it) turns them off;
-app config ``RATELIMIT_ENABLED`` overrides.
+**Rate limits** (Flask-Limiter): per client IP address, ``POST /games`` at most
+``CARDROOM_RATE_LIMIT_CREATE`` (default ``30/minute``), ``POST /games/{id}/players`` at most
+``CARDROOM_RATE_LIMIT_JOIN`` (default ``60/minute``) across all games and at most
+``CARDROOM_RATE_LIMIT_JOIN_GAME`` (default ``12/minute``, the most seats a game has) into any
+one game; per bearer token (per IP address without
+one), ``POST /games/{id}/moves`` at most ``CARDROOM_RATE_LIMIT_MOVES`` (default ``300/minute``:
+far above any person or fair bot, far below a flood); any Flask-Limiter rate string works
+(``"10/minute;100/hour"``). Past a limit the answer is ``429 rate_limited`` (problem+json) with
+``Retry-After``. Counters are kept in each process's memory: with several gunicorn workers a
+client may get up to (workers × limit) before all of them refuse, and a restart forgets them;
+enough to blunt a script, not a distributed attack (put a proxy in front for that). Behind a
+reverse proxy every client has the proxy's address: limit there, or set the limits off.
+``CARDROOM_RATE_LIMITS=off`` (the test suite sets it) turns them off; app config
+``RATELIMIT_ENABLED`` overrides.
 
 **Seats in waiting games**: one address may hold seats in at most
 ``CARDROOM_WAITING_GAMES_PER_ADDRESS`` (default 10; 0: no cap) games that have not started,
@@ -28,18 +29,17 @@ all, so browsers keep other sites' pages from calling the API. Bearer tokens tra
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import math
 import time
-from collections.abc import Callable
-from typing import Any
 
-from flask import Flask, current_app, request
+from flask import Flask, Response, current_app, request
 from flask_cors import CORS
-from limits import RateLimitItem, parse_many, storage, strategies
+from flask_limiter import Limiter
+from flask_limiter.errors import RateLimitExceeded
+from flask_limiter.util import get_remote_address
 
-from service.http.problems import Problem
+from service.http.problems import Problem, problem_response
 from service.settings import settings
 
 DEFAULT_CREATE_LIMIT = "30/minute"
@@ -81,62 +81,45 @@ def register(app: Flask) -> None:
 
 
 def _limits(app: Flask) -> None:
-    """Wrap the limited views in their checks. Only they pay for it: Flask-Limiter's own hooks
-    ran on every request (a probe, a read, a stream), a tenth of a millisecond each
-    (bench/request_cpu.py); the counting is still the ``limits`` library's, as under it."""
     if not app.config["RATELIMIT_ENABLED"]:
-        return  # no wrapper at all: not even a lookup per move
-    # Fixed windows in this process's memory, as Flask-Limiter's default (see the module doc).
-    windows = strategies.FixedWindowRateLimiter(storage.MemoryStorage())
-    app.extensions["cardroom_limiter"] = windows
-    rules: dict[str, list[tuple[str, Callable[[], str]]]] = {
-        "api.create_game": [("CARDROOM_RATE_LIMIT_CREATE", _address)],
-        "api.join_game": [
-            ("CARDROOM_RATE_LIMIT_JOIN", _address),
-            ("CARDROOM_RATE_LIMIT_JOIN_GAME", _address_and_game),
-        ],
-        "api.make_move": [("CARDROOM_RATE_LIMIT_MOVES", _token_or_address)],
-    }
-    for endpoint, checks in rules.items():
-        # The check wraps the view itself: a refused request never reaches it (nor its
-        # Idempotency-Key handling, so a 429 is never stored as the key's answer).
-        app.view_functions[endpoint] = _limited(app.view_functions[endpoint], windows, checks)
+        return  # why not a disabled Limiter: its wrapper still costs every move a lookup or two
+    limiter = Limiter(
+        get_remote_address,
+        app=app,
+        storage_uri="memory://",  # per process: see the module doc
+        default_limits=[],
+        headers_enabled=False,  # Retry-After on 429 only (below); no X-RateLimit-* chatter
+    )
+    app.extensions["cardroom_limiter"] = limiter
+    for endpoint, key, per in (
+        ("api.create_game", "CARDROOM_RATE_LIMIT_CREATE", get_remote_address),
+        ("api.join_game", "CARDROOM_RATE_LIMIT_JOIN", get_remote_address),
+        ("api.join_game", "CARDROOM_RATE_LIMIT_JOIN_GAME", _address_and_game),
+        ("api.make_move", "CARDROOM_RATE_LIMIT_MOVES", _token_or_address),
+    ):
 
+        def value(key: str = key) -> str:
+            return current_app.config[key]
 
-def _limited(
-    view: Callable[..., Any],
-    windows: strategies.FixedWindowRateLimiter,
-    checks: list[tuple[str, Callable[[], str]]],
-) -> Callable[..., Any]:
-    @functools.wraps(view)
-    def checked(*args: Any, **kwargs: Any) -> Any:
-        if request.method == "POST":
-            for setting, key_of in checks:
-                _hit(windows, setting, key_of())
-        return view(*args, **kwargs)
+        # The limit is checked by the wrapper: it must be what the route calls.
+        view = app.view_functions[endpoint]
+        # flask-limiter types its wrapper as possibly async; these views are sync.
+        app.view_functions[endpoint] = limiter.limit(value, key_func=per, methods=["POST"])(view)  # type: ignore[assignment]
 
-    return checked
-
-
-def _hit(windows: strategies.FixedWindowRateLimiter, setting: str, key: str) -> None:
-    """Count one request against each limit of ``setting`` (read from the app's config at each
-    request); 429 rate_limited with Retry-After at the first one past its limit."""
-    for limit in _parsed(current_app.config[setting]):
-        if not windows.hit(limit, key, setting):
-            reset = windows.get_window_stats(limit, key, setting).reset_time
-            raise Problem(
+    @app.errorhandler(RateLimitExceeded)
+    def too_many(error: RateLimitExceeded) -> Response:
+        current = limiter.current_limit
+        wait = current.reset_at - time.time() if current is not None else 60
+        return problem_response(
+            Problem(
                 429,
                 "rate_limited",
-                f"too many requests of this kind from you ({limit}; counted per"
+                f"too many requests of this kind from you ({error.limit.limit}; counted per"
                 " address, per address and game for joins into one game, and per token for"
                 " moves); wait Retry-After seconds",
-                headers={"Retry-After": str(max(1, math.ceil(reset - time.time())))},
+                headers={"Retry-After": str(max(1, math.ceil(wait)))},
             )
-
-
-@functools.lru_cache(maxsize=32)
-def _parsed(rate: str) -> list[RateLimitItem]:
-    return parse_many(rate)
+        )
 
 
 def waiting_games_limit() -> int:
@@ -147,14 +130,10 @@ def waiting_games_limit() -> int:
     return int(current_app.config["CARDROOM_WAITING_GAMES_PER_ADDRESS"])
 
 
-def _address() -> str:
-    return request.remote_addr or "127.0.0.1"  # as Flask-Limiter's get_remote_address
-
-
 def _address_and_game() -> str:
     """Joins into one game are counted per address and game."""
     game = (request.view_args or {}).get("game_id", "")
-    return f"address:{_address()}:game:{game}"
+    return f"address:{get_remote_address()}:game:{game}"
 
 
 def _token_or_address() -> str:
@@ -162,7 +141,7 @@ def _token_or_address() -> str:
     address."""
     header = request.headers.get("Authorization")
     if header is None:
-        return f"address:{_address()}"
+        return f"address:{get_remote_address()}"
     return "token:" + hashlib.sha256(header.encode("utf-8", "surrogateescape")).hexdigest()
 
 
