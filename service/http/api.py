@@ -7,11 +7,10 @@ import re
 from typing import Any
 from uuid import UUID
 
-import rfc8785
 from flask import Blueprint, Response, current_app, json, request, send_file, url_for
 from marshmallow import ValidationError
 
-from domain import receipts
+from domain import canonical, receipts
 from domain.audit import audit
 from domain.decider import FINAL_EVENTS, Viewer
 from service import metrics
@@ -185,7 +184,7 @@ def with_receipt(body: dict[str, Any], loaded: Loaded, status: int, **headers: s
     event it appended, as the ``receipt`` member and the ``Cardroom-Receipt`` header (base64url
     of its canonical JSON). Built here, it is stored and replayed with the answer (idempotency)."""
     receipt = RECEIPT.dump(games().receipt(loaded))
-    headers[RECEIPT_HEADER] = receipts.b64url(rfc8785.dumps(receipt))
+    headers[RECEIPT_HEADER] = receipts.b64url(canonical.dumps(receipt))
     return json_response({**body, "receipt": receipt}, status, **headers)
 
 
