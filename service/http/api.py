@@ -16,6 +16,7 @@ from domain.decider import FINAL_EVENTS, Viewer
 from service import metrics
 from service.http import abuse, auth, idempotency
 from service.http.connections import ConnectionSettings, OpenStreams
+from service.http.dumping import planned
 from service.http.hangup import Hangup
 from service.http.problems import Problem
 from service.http.schemas import (
@@ -152,7 +153,7 @@ def view_body(loaded: Loaded, seat: int | None, past: bool = False, **extra: Any
     adapter = loaded.adapter
     view = adapter.game.view(loaded.state, Viewer(seat))
     body = {"game_id": loaded.id, **view, **deadline_of(loaded, past), **visibility(loaded.id)}
-    return adapter.view.dump({**body, **extra})
+    return planned(adapter.view)({**body, **extra})
 
 
 def visibility(game_id: UUID) -> dict[str, str]:
@@ -183,7 +184,7 @@ def with_receipt(body: dict[str, Any], loaded: Loaded, status: int, **headers: s
     """An accepted command's answer: ``body`` with the service's signed receipt for the last
     event it appended, as the ``receipt`` member and the ``Cardroom-Receipt`` header (base64url
     of its canonical JSON). Built here, it is stored and replayed with the answer (idempotency)."""
-    receipt = RECEIPT.dump(games().receipt(loaded))
+    receipt = planned(RECEIPT)(games().receipt(loaded))
     headers[RECEIPT_HEADER] = receipts.b64url(canonical.dumps(receipt))
     return json_response({**body, "receipt": receipt}, status, **headers)
 
