@@ -107,6 +107,8 @@ class Odd(Schema):
     plain_many = fields.Nested(Plain, many=True)
     plain_list = fields.List(fields.Nested(Plain), allow_none=True)
     mapping = fields.Dict(keys=fields.String(), values=fields.Integer())
+    nested_values = fields.Dict(keys=fields.Integer(), values=fields.Nested(Plain))
+    untyped = fields.Dict()
     keys = fields.Raw()  # a dict attribute when absent: marshmallow reads dict.keys
 
     def _double(self, obj: Any) -> Any:
@@ -118,7 +120,8 @@ ODD_VALUES = [
     {"renamed": 3, "src": "x", "a": {"b": 4}, "defaulted": 9, "text_int": 12, "decimal": 1},
     {"text": b"bytes", "flag": 1, "when": DEADLINE, "hooked": {"n": "7", "s": 5}},
     {"hooked_many": [{"n": 1}, {"n": True}], "plain_many": [{"n": 2.9}], "plain_list": None},
-    {"plain_list": [{"n": None}, {}, {"n": 2.9}, {"n": True}], "mapping": {"a": "1"}},
+    {"plain_list": [{"n": None}, {}, {"n": 2.9}, {"n": True}], "mapping": {"a": "1", 2: 3.5}},
+    {"nested_values": {"1": {"n": 2.5}, 1: {"n": 3}}, "untyped": {"a": [1]}, "mapping": None},
     {"text": None, "hooked": None, "defaulted": 3.7, "flag": "yes", "text_int": False},
     {"keys": "given", "renamed": None, "outName": 1},
 ]

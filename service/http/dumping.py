@@ -4,7 +4,7 @@
 through an accessor, ``serialize``, ``_serialize``, a nested schema's own ``dump``): a game's
 view has about 90 fields, and that generic path was a quarter of a pick's CPU. ``planned(schema)``
 returns a function giving exactly ``schema.dump(value)`` which, for the fields whose formatting
-it knows (those that return the value as is, integers, strings, lists and nested schemas), reads
+it knows (those that return the value as is, integers, strings, lists, dicts, nested schemas), reads
 a dict's key and formats the value directly, and hands anything else to marshmallow:
 
 - a schema with dump hooks, its own ``get_attribute`` or ``dict_class``, or ``many``: the whole
@@ -61,15 +61,14 @@ def _plan(schema: Schema) -> Dump:
         if type(value) is not dict:
             return schema.dump(value, many=False)
         out = {}
-        for name, key, out_key, formatted, field in steps:
+        for name, key, out_key, formatted, field, absent_skips in steps:
             item = value.get(key, missing) if key is not None else missing
-            if item is missing:  # marshmallow's own way: defaults, attributes, dotted keys
-                item = field.serialize(name, value, accessor=schema.get_attribute)
-                if item is missing:
-                    continue
-                out[out_key] = item
-            else:
+            if item is not missing:
                 out[out_key] = formatted(item, name, value)
+            elif not absent_skips:  # marshmallow's own way: defaults, attributes, dotted keys
+                item = field.serialize(name, value, accessor=schema.get_attribute)
+                if item is not missing:
+                    out[out_key] = item
         return out
 
     return dump
@@ -77,11 +76,15 @@ def _plan(schema: Schema) -> Dump:
 
 def _step(
     schema: Schema, name: str, field: fields.Field
-) -> tuple[str, str | None, str, Format, fields.Field]:
+) -> tuple[str, str | None, str, Format, fields.Field, bool]:
+    """How to dump one field of a dict: its name, the key to read (None: ask marshmallow), the
+    key to write, the formatting, the field, and whether an absent key leaves the field out (as
+    ``get_value`` finds no attribute of that name on a dict, and there is no default)."""
     key = name if field.attribute is None else field.attribute
     direct = field._CHECK_ATTRIBUTE and "." not in key
     out_key = field.data_key if field.data_key is not None else name
-    return name, key if direct else None, out_key, _format(field), field
+    absent_skips = direct and field.dump_default is missing and not hasattr(dict, key)
+    return name, key if direct else None, out_key, _format(field), field, absent_skips
 
 
 def _format(field: fields.Field) -> Format:
@@ -100,6 +103,8 @@ def _format(field: fields.Field) -> Format:
         return _list_format(field)
     if serialize is fields.Nested._serialize:
         return _nested_format(field)
+    if serialize is fields.Mapping._serialize:
+        return _mapping_format(field)
     return field._serialize
 
 
@@ -124,5 +129,18 @@ def _nested_format(field: fields.Nested) -> Format:
         if value is None:
             return None
         return [dump(each) for each in value] if many else dump(value)
+
+    return formatted
+
+
+def _mapping_format(field: fields.Mapping) -> Format:
+    if field.mapping_type is not dict or field.key_field is None or field.value_field is None:
+        return field._serialize
+    key, item = _format(field.key_field), _format(field.value_field)
+
+    def formatted(value: Any, attr: str, obj: Any) -> Any:
+        if value is None:
+            return None
+        return {key(k, None, None): item(v, None, None) for k, v in value.items()}
 
     return formatted
