@@ -49,7 +49,7 @@ def _plain(value: Any) -> bool:
     if kind in _SCALARS:
         return True
     if kind is int:
-        return -_LIMIT <= value <= _LIMIT
+        return bool(-_LIMIT <= value <= _LIMIT)
     # Loops, not all() over a generator: this runs on every value of every event appended.
     if kind is dict:
         for key, item in value.items():  # noqa: SIM110

@@ -29,7 +29,7 @@ from marshmallow.decorators import POST_DUMP, PRE_DUMP
 
 Dump = Callable[[Any], Any]
 # (value, attr, obj) -> the field's output, as ``Field._serialize`` gives it
-Format = Callable[[Any, str, Any], Any]
+Format = Callable[[Any, str | None, Any], Any]
 
 _plans: dict[int, tuple[Schema, Dump]] = {}  # by id(schema), keeping the schema alive
 
@@ -92,18 +92,23 @@ def _format(field: fields.Field) -> Format:
     serialize = type(field)._serialize
     if serialize is fields.Field._serialize:  # Boolean, Raw...: the value as is
         return lambda value, attr, obj: value
-    if serialize is fields.Number._serialize and field.num_type is int and not field.as_string:
+    if (
+        isinstance(field, fields.Number)
+        and serialize is fields.Number._serialize
+        and field.num_type is int
+        and not field.as_string
+    ):
         return lambda value, attr, obj: (
             value if type(value) is int else None if value is None else int(value)
         )
     if serialize is fields.String._serialize:
         slow = field._serialize
         return lambda value, attr, obj: value if type(value) is str else slow(value, attr, obj)
-    if serialize is fields.List._serialize:
+    if isinstance(field, fields.List) and serialize is fields.List._serialize:
         return _list_format(field)
-    if serialize is fields.Nested._serialize:
+    if isinstance(field, fields.Nested) and serialize is fields.Nested._serialize:
         return _nested_format(field)
-    if serialize is fields.Mapping._serialize:
+    if isinstance(field, fields.Mapping) and serialize is fields.Mapping._serialize:
         return _mapping_format(field)
     return field._serialize
 
@@ -111,7 +116,7 @@ def _format(field: fields.Field) -> Format:
 def _list_format(field: fields.List) -> Format:
     inner = _format(field.inner)
 
-    def formatted(value: Any, attr: str, obj: Any) -> Any:
+    def formatted(value: Any, attr: str | None, obj: Any) -> Any:
         if value is None:
             return None
         return [inner(each, attr, obj) for each in value]
@@ -125,7 +130,7 @@ def _nested_format(field: fields.Nested) -> Format:
         return field._serialize
     dump, many = planned(schema), field.many
 
-    def formatted(value: Any, attr: str, obj: Any) -> Any:
+    def formatted(value: Any, attr: str | None, obj: Any) -> Any:
         if value is None:
             return None
         return [dump(each) for each in value] if many else dump(value)
@@ -138,7 +143,7 @@ def _mapping_format(field: fields.Mapping) -> Format:
         return field._serialize
     key, item = _format(field.key_field), _format(field.value_field)
 
-    def formatted(value: Any, attr: str, obj: Any) -> Any:
+    def formatted(value: Any, attr: str | None, obj: Any) -> Any:
         if value is None:
             return None
         return {key(k, None, None): item(v, None, None) for k, v in value.items()}
