@@ -33,10 +33,11 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-import rfc8785
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
+
+from domain import canonical
 
 FORMAT = "cardroom-receipt/1"
 SIGNED_MEMBERS = ("format", "game_id", "version", "commitment", "kid")
@@ -66,7 +67,7 @@ def raw_public(key: Ed25519PublicKey) -> bytes:
 def key_id(key: Ed25519PublicKey) -> str:
     """RFC 7638 thumbprint: base64url(SHA-256(JCS({"crv", "kty", "x"})))."""
     members = {"crv": "Ed25519", "kty": "OKP", "x": b64url(raw_public(key))}
-    return b64url(hashlib.sha256(rfc8785.dumps(members)).digest())
+    return b64url(hashlib.sha256(canonical.dumps(members)).digest())
 
 
 def public_jwk(key: Ed25519PublicKey) -> dict[str, str]:
@@ -103,7 +104,7 @@ def public_keys(jwks: Mapping[str, Any]) -> dict[str, Ed25519PublicKey]:
 
 def signed_bytes(receipt: Mapping[str, Any]) -> bytes:
     """What the signature covers: JCS of the receipt's members but ``signature``."""
-    return rfc8785.dumps({name: receipt[name] for name in SIGNED_MEMBERS})
+    return canonical.dumps({name: receipt[name] for name in SIGNED_MEMBERS})
 
 
 def commitment(seed: bytes, digest: str) -> str:

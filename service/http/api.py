@@ -7,16 +7,16 @@ import re
 from typing import Any
 from uuid import UUID
 
-import rfc8785
 from flask import Blueprint, Response, current_app, json, request, send_file, url_for
 from marshmallow import ValidationError
 
-from domain import receipts
+from domain import canonical, receipts
 from domain.audit import audit
 from domain.decider import FINAL_EVENTS, Viewer
 from service import metrics
 from service.http import abuse, auth, idempotency
 from service.http.connections import ConnectionSettings, OpenStreams
+from service.http.dumping import planned
 from service.http.hangup import Hangup
 from service.http.problems import Problem
 from service.http.schemas import (
@@ -153,7 +153,7 @@ def view_body(loaded: Loaded, seat: int | None, past: bool = False, **extra: Any
     adapter = loaded.adapter
     view = adapter.game.view(loaded.state, Viewer(seat))
     body = {"game_id": loaded.id, **view, **deadline_of(loaded, past), **visibility(loaded.id)}
-    return adapter.view.dump({**body, **extra})
+    return planned(adapter.view)({**body, **extra})
 
 
 def visibility(game_id: UUID) -> dict[str, str]:
@@ -184,8 +184,8 @@ def with_receipt(body: dict[str, Any], loaded: Loaded, status: int, **headers: s
     """An accepted command's answer: ``body`` with the service's signed receipt for the last
     event it appended, as the ``receipt`` member and the ``Cardroom-Receipt`` header (base64url
     of its canonical JSON). Built here, it is stored and replayed with the answer (idempotency)."""
-    receipt = RECEIPT.dump(games().receipt(loaded))
-    headers[RECEIPT_HEADER] = receipts.b64url(rfc8785.dumps(receipt))
+    receipt = planned(RECEIPT)(games().receipt(loaded))
+    headers[RECEIPT_HEADER] = receipts.b64url(canonical.dumps(receipt))
     return json_response({**body, "receipt": receipt}, status, **headers)
 
 
