@@ -241,16 +241,21 @@ async def measure_phase(port: int) -> Phase:
 class FanOut:
     """Per game, seconds until the last of its watchers read the pick's first event: from
     sending the pick, and from the event's ``recorded_at`` (the append's transaction, just
-    before its commit and NOTIFY: what the goal measures)."""
+    before its commit and NOTIFY: what the goal measures); and the server's CPU seconds (all
+    workers, /proc) over the phase, picks and deliveries together."""
 
     from_send: list[float] = field(default_factory=list)
     from_commit: list[float] = field(default_factory=list)
     missing: int = 0
+    cpu: float = 0.0
+    seconds: float = 0.0  # from the first pick sent to the last one answered
 
     def __iadd__(self, other: FanOut) -> FanOut:
         self.from_send += other.from_send
         self.from_commit += other.from_commit
         self.missing += other.missing
+        self.cpu += other.cpu
+        self.seconds += other.seconds
         return self
 
     def row(self) -> str:
@@ -259,27 +264,46 @@ class FanOut:
             f"from the append p50 {statistics.median(self.from_commit) * ms:.1f} ms  p99 "
             f"{percentile(self.from_commit, 0.99) * ms:.1f} ms; from sending the pick p50 "
             f"{statistics.median(self.from_send) * ms:.1f} ms  p99 "
-            f"{percentile(self.from_send, 0.99) * ms:.1f} ms; missed {self.missing}"
+            f"{percentile(self.from_send, 0.99) * ms:.1f} ms; missed {self.missing}; server "
+            f"CPU {self.cpu / max(1, len(self.from_send)) * ms:.1f} ms per pick"
         )
+
+    def rate(self) -> str:
+        picks = len(self.from_send)
+        return f"{picks:,} picks in {self.seconds:.1f} s ({picks / max(self.seconds, 1e-9):.0f}/s)"
 
 
 async def fan_out(
-    crowds: Crowds, api: Api, games: list[Game], expected: int, concurrency: int
+    crowds: Crowds,
+    api: Api,
+    games: list[Game],
+    expected: int,
+    concurrency: int,
+    server: int,
+    spread: float = 0.0,
 ) -> FanOut:
     """One pick in each game, then how long its first event took to reach all ``expected``
-    watchers of the game."""
+    watchers of the game. ``spread`` = 0: the picks go out as fast as ``concurrency`` clients
+    send them (a burst); else the i-th pick is sent ``i * spread / len(games)`` seconds after
+    the first (a steady rate), by whichever client is free."""
     sent: dict[tuple[str, int], float] = {}
-    queue = list(games)
+    queue = list(enumerate(games))
+    interval = spread / len(games)
+    start = time.monotonic()
+    cpu = http_bench.process_tree_cpu(server)
 
     async def post(api_conn: Api) -> None:
         while queue:
-            game = queue.pop()
+            index, game = queue.pop(0)
+            if (wait := start + index * interval - time.monotonic()) > 0:
+                await asyncio.sleep(wait)
             first, started = game.version + 1, time.time()
             await pick(api_conn, game)
             sent[(game.path, first)] = started
 
     apis = [api if i == 0 else Api(api.port) for i in range(concurrency)]
     await asyncio.gather(*(post(conn) for conn in apis))
+    seconds = time.monotonic() - start
     keys = list(sent)
     deadline = time.monotonic() + 10
     while True:
@@ -287,7 +311,9 @@ async def fan_out(
         if all(count >= expected for count, _ in seen) or time.monotonic() > deadline:
             break
         await asyncio.sleep(0.05)
+    cpu = http_bench.process_tree_cpu(server) - cpu
     result = FanOut(missing=sum(max(0, expected - count) for count, _ in seen))
+    result.cpu, result.seconds = cpu, seconds
     recorded = await recorded_at(apis, keys)
     for key, (count, last) in zip(keys, seen, strict=True):
         if count:
@@ -314,9 +340,30 @@ async def recorded_at(apis: list[Api], keys: list[tuple[str, int]]) -> dict[tupl
 # --- the server and the run ---------------------------------------------------------------------
 
 
-def start_server(url: str, port: int, worker_class: str) -> subprocess.Popen[bytes]:
+PROFILE_SITE = """
+import atexit, cProfile, os
+def _profile():
+    profile = cProfile.Profile()
+    profile.enable()
+    atexit.register(lambda: (profile.disable(), profile.dump_stats(
+        os.path.join(os.environ["CARDROOM_BENCH_PROFILE"], f"worker-{os.getpid()}.prof"))))
+os.register_at_fork(after_in_child=_profile)
+"""
+
+
+def start_server(
+    url: str, port: int, worker_class: str, profile: str | None = None
+) -> subprocess.Popen[bytes]:
     # The bench creates a thousand games from one address: the rate limits would refuse it.
     env = {**os.environ, "DATABASE_URL": url, "CARDROOM_RATE_LIMITS": "off"}
+    if profile:
+        # cProfile in each worker, from its fork to its exit (a sitecustomize of the server's
+        # alone: no hook in the service). Under gevent a function's cumulative time includes
+        # the other greenlets that ran while it waited; its own time does not.
+        Path(profile).mkdir(parents=True, exist_ok=True)
+        Path(profile, "sitecustomize.py").write_text(PROFILE_SITE)
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [profile, env.get("PYTHONPATH")]))
+        env["CARDROOM_BENCH_PROFILE"] = profile
     command = [sys.executable, "-m", "service.cli.main", "serve", "--port", str(port)]
     command += ["--no-access-log", "--worker-class", worker_class]
     server = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL)
@@ -359,9 +406,17 @@ async def wait_open(crowds: Crowds, count: int, seconds: float) -> None:
         raise RuntimeError(f"only {status['open_now']} of {count} watchers open: {status}")
 
 
-async def run(url: str, streams: int, games_count: int, worker_class: str, processes: int) -> str:
+async def run(
+    url: str,
+    streams: int,
+    games_count: int,
+    worker_class: str,
+    processes: int,
+    spread: float,
+    profile: str | None = None,
+) -> str:
     port = http_bench.free_port()
-    server = start_server(url, port, worker_class)
+    server = start_server(url, port, worker_class, profile)
     crowds = Crowds(port, processes)
     lines = []
     try:
@@ -382,7 +437,7 @@ async def run(url: str, streams: int, games_count: int, worker_class: str, proce
         await wait_open(crowds, HOT_WATCHERS, 60)
         hot_fan_out = FanOut()
         for _ in range(HOT_APPENDS):
-            hot_fan_out += await fan_out(crowds, api, [hot], HOT_WATCHERS, 1)
+            hot_fan_out += await fan_out(crowds, api, [hot], HOT_WATCHERS, 1, server.pid)
         hot_tally = crowds.close()
 
         # Thousands open: memory, then the same pick load beside them, then fan-out to all.
@@ -398,8 +453,10 @@ async def run(url: str, streams: int, games_count: int, worker_class: str, proce
         # Fan-out first: the streams opened together end together (their lifetime, 80-100 %
         # of CARDROOM_STREAM_SECONDS) and reconnect, a wave the pick load then meets.
         per_game = streams // games_count
-        log("all open; fan-out to every watcher")
-        many_fan_out = await fan_out(crowds, api, games, per_game, 8)
+        log("all open; fan-out to every watcher: a burst, then paced")
+        burst = await fan_out(crowds, api, games, per_game, 8, server.pid)
+        await asyncio.sleep(1)
+        paced = await fan_out(crowds, api, games, per_game, 8, server.pid, spread)
         log("pick load beside them")
         reconnected = crowds.status()["reconnects"]
         busy = await measure_phase(port)
@@ -422,8 +479,11 @@ async def run(url: str, streams: int, games_count: int, worker_class: str, proce
             "fan-out, until the last watcher of the game read the pick's first event:",
             f"  {HOT_WATCHERS} streams of one game ({HOT_APPENDS} picks): {hot_fan_out.row()}",
             f"  {streams:,} watchers over {games_count:,} games ({per_game} each, "
-            f"{int(LONG_POLL_SHARE * 100)}% long polls; goal p99 < 250 ms from the append):",
-            f"    {many_fan_out.row()}",
+            f"{int(LONG_POLL_SHARE * 100)}% long polls), one pick per game:",
+            f"    burst, {burst.rate()}, 8 clients at once:",
+            f"      {burst.row()}",
+            f"    paced, {paced.rate()} (goal p99 < 250 ms from the append):",
+            f"      {paced.row()}",
             f"memory: {before_kb / 1024:.0f} MB -> {after_kb / 1024:.0f} MB PSS (master + "
             f"workers) with {streams:,} open: {(after_kb - before_kb) / streams:.1f} KB per "
             f"connection (goal < 50); opened in {open_seconds:.1f} s",
@@ -461,6 +521,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--worker-class", default="gevent", choices=["gevent", "gthread"])
     parser.add_argument("--deadline", type=float, default=900, help="seconds for the whole run")
     parser.add_argument("--processes", type=int, default=4, help="processes holding the watchers")
+    parser.add_argument(
+        "--spread", type=float, default=10.0, help="seconds over which the paced picks go out"
+    )
+    parser.add_argument("--profile", help="a folder: cProfile each server worker, dump there")
     args = parser.parse_args(argv)
     limit = raise_open_files_limit()
     if limit < args.streams + 1024:
@@ -468,7 +532,16 @@ def main(argv: list[str] | None = None) -> None:
     with database(args.url) as url:
         report = asyncio.run(
             asyncio.wait_for(
-                run(url, args.streams, args.games, args.worker_class, args.processes), args.deadline
+                run(
+                    url,
+                    args.streams,
+                    args.games,
+                    args.worker_class,
+                    args.processes,
+                    args.spread,
+                    args.profile,
+                ),
+                args.deadline,
             )
         )
     print(report)
