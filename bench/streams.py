@@ -6,8 +6,12 @@ connections (event streams and long polls spread over ``--games`` games, half of
 with a seat's bearer token, the others spectators'); fan-out latency (from the append, its
 event's ``recorded_at``, and from sending the pick, to the moment the last watcher of that game
 has read the event) for 100 streams of one game and for every watcher of the ``--games``
-games, one pick per game; memory per open connection (PSS
-of the gunicorn master and workers, before and after opening them). Every stream checks that
+games, one pick per game, twice: as a burst (8 clients sending as fast as they are answered:
+what it measures is mostly the queue the burst makes) and paced (the same number of picks
+spread evenly over ``--spread`` seconds, the rate printed: what a watcher waits at a steady
+rate; the goal applies to this one), each with the server's CPU (all workers, /proc) and the
+database's committed transactions per pick, deliveries included; memory per open connection
+(PSS of the gunicorn master and workers, before and after opening them). Every stream checks that
 it gets each event exactly once, across the reconnections the server asks for.
 
 The watchers live in ``--processes`` processes of their own (bench/crowd.py: asyncio protocols
@@ -18,6 +22,7 @@ Everything is bounded in count and time (``--deadline``); all traffic is to 127.
     python -m bench.streams                                 # embedded PostgreSQL in a temp dir
     python -m bench.streams --url postgresql://...          # a migrated scratch database
     python -m bench.streams --worker-class gthread --streams 200   # the former threaded worker
+    python -m bench.streams --streams 4000 --games 400 --profile /tmp/p   # cProfile per worker
 """
 
 from __future__ import annotations
@@ -36,11 +41,13 @@ import tempfile
 import time
 import urllib.request
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Awaitable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
+
+import psycopg
 
 from bench import http_bench
 from bench.crowd import Crowds, Spec
@@ -249,6 +256,8 @@ class FanOut:
     missing: int = 0
     cpu: float = 0.0
     seconds: float = 0.0  # from the first pick sent to the last one answered
+    queries: int = 0  # transactions committed in the database meanwhile (each read is one)
+    arrived: dict[tuple[str, int], float] = field(default_factory=dict)  # when the last read it
 
     def __iadd__(self, other: FanOut) -> FanOut:
         self.from_send += other.from_send
@@ -256,6 +265,15 @@ class FanOut:
         self.missing += other.missing
         self.cpu += other.cpu
         self.seconds += other.seconds
+        self.queries += other.queries
+        self.arrived |= other.arrived
+        return self
+
+    async def settle(self, apis: list[Api]) -> FanOut:
+        """Times from the append, once the phase is over (the bench's reads of each event's
+        ``recorded_at`` are no part of what it measures)."""
+        recorded = await recorded_at(apis, list(self.arrived))
+        self.from_commit = [last - recorded[key] for key, last in self.arrived.items()]
         return self
 
     def row(self) -> str:
@@ -264,8 +282,9 @@ class FanOut:
             f"from the append p50 {statistics.median(self.from_commit) * ms:.1f} ms  p99 "
             f"{percentile(self.from_commit, 0.99) * ms:.1f} ms; from sending the pick p50 "
             f"{statistics.median(self.from_send) * ms:.1f} ms  p99 "
-            f"{percentile(self.from_send, 0.99) * ms:.1f} ms; missed {self.missing}; server "
-            f"CPU {self.cpu / max(1, len(self.from_send)) * ms:.1f} ms per pick"
+            f"{percentile(self.from_send, 0.99) * ms:.1f} ms; missed {self.missing}; per pick: "
+            f"server CPU {self.cpu / max(1, len(self.from_send)) * ms:.1f} ms, "
+            f"{self.queries / max(1, len(self.from_send)):.1f} database transactions"
         )
 
     def rate(self) -> str:
@@ -275,22 +294,19 @@ class FanOut:
 
 async def fan_out(
     crowds: Crowds,
-    api: Api,
+    apis: list[Api],
     games: list[Game],
     expected: int,
-    concurrency: int,
-    server: int,
     spread: float = 0.0,
 ) -> FanOut:
     """One pick in each game, then how long its first event took to reach all ``expected``
-    watchers of the game. ``spread`` = 0: the picks go out as fast as ``concurrency`` clients
+    watchers of the game. ``spread`` = 0: the picks go out as fast as the clients (``apis``)
     send them (a burst); else the i-th pick is sent ``i * spread / len(games)`` seconds after
     the first (a steady rate), by whichever client is free."""
     sent: dict[tuple[str, int], float] = {}
     queue = list(enumerate(games))
     interval = spread / len(games)
     start = time.monotonic()
-    cpu = http_bench.process_tree_cpu(server)
 
     async def post(api_conn: Api) -> None:
         while queue:
@@ -301,7 +317,6 @@ async def fan_out(
             await pick(api_conn, game)
             sent[(game.path, first)] = started
 
-    apis = [api if i == 0 else Api(api.port) for i in range(concurrency)]
     await asyncio.gather(*(post(conn) for conn in apis))
     seconds = time.monotonic() - start
     keys = list(sent)
@@ -311,14 +326,40 @@ async def fan_out(
         if all(count >= expected for count, _ in seen) or time.monotonic() > deadline:
             break
         await asyncio.sleep(0.05)
-    cpu = http_bench.process_tree_cpu(server) - cpu
-    result = FanOut(missing=sum(max(0, expected - count) for count, _ in seen))
-    result.cpu, result.seconds = cpu, seconds
-    recorded = await recorded_at(apis, keys)
+    result = FanOut(missing=sum(max(0, expected - count) for count, _ in seen), seconds=seconds)
     for key, (count, last) in zip(keys, seen, strict=True):
         if count:
             result.from_send.append(last - sent[key])
-            result.from_commit.append(last - recorded[key])
+            result.arrived[key] = last
+    return result
+
+
+STATS_FLUSH_SECONDS = 1.5  # a backend reports its counts to pg_stat_database within a second
+
+
+_STATS: dict[str, psycopg.Connection[Any]] = {}  # one connection for the run: the server is shared
+
+
+def transactions(url: str) -> int:
+    """Transactions committed in the bench's database so far (an autocommit read is one)."""
+    conn = _STATS.get(url)
+    if conn is None:
+        conn = _STATS[url] = psycopg.connect(url, autocommit=True)
+    conn.execute("SELECT pg_stat_clear_snapshot()")
+    row = conn.execute(
+        "SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()"
+    ).fetchone()
+    return int(row[0]) if row else 0
+
+
+async def accounted(server: int, url: str, phase: Awaitable[FanOut]) -> FanOut:
+    """``phase``'s result with the server's CPU seconds and the database's transactions
+    spent meanwhile (until every watcher had the events: picks and deliveries together)."""
+    cpu, queries = http_bench.process_tree_cpu(server), transactions(url)
+    result = await phase
+    result.cpu = http_bench.process_tree_cpu(server) - cpu
+    await asyncio.sleep(STATS_FLUSH_SECONDS)
+    result.queries = transactions(url) - queries - 2  # less the bench's own two
     return result
 
 
@@ -341,9 +382,9 @@ async def recorded_at(apis: list[Api], keys: list[tuple[str, int]]) -> dict[tupl
 
 
 PROFILE_SITE = """
-import atexit, cProfile, os
+import atexit, cProfile, os, time
 def _profile():
-    profile = cProfile.Profile()
+    profile = cProfile.Profile(time.process_time)  # CPU time: the machine is shared
     profile.enable()
     atexit.register(lambda: (profile.disable(), profile.dump_stats(
         os.path.join(os.environ["CARDROOM_BENCH_PROFILE"], f"worker-{os.getpid()}.prof"))))
@@ -358,8 +399,9 @@ def start_server(
     env = {**os.environ, "DATABASE_URL": url, "CARDROOM_RATE_LIMITS": "off"}
     if profile:
         # cProfile in each worker, from its fork to its exit (a sitecustomize of the server's
-        # alone: no hook in the service). Under gevent a function's cumulative time includes
-        # the other greenlets that ran while it waited; its own time does not.
+        # alone: no hook in the service), timed in CPU seconds of the worker. Under gevent a
+        # function's cumulative time includes the other greenlets that ran while it waited;
+        # its own time does not.
         Path(profile).mkdir(parents=True, exist_ok=True)
         Path(profile, "sitecustomize.py").write_text(PROFILE_SITE)
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [profile, env.get("PYTHONPATH")]))
@@ -435,9 +477,14 @@ async def run(
             ]
         )
         await wait_open(crowds, HOT_WATCHERS, 60)
-        hot_fan_out = FanOut()
-        for _ in range(HOT_APPENDS):
-            hot_fan_out += await fan_out(crowds, api, [hot], HOT_WATCHERS, 1, server.pid)
+
+        async def hot_picks() -> FanOut:
+            total = FanOut()
+            for _ in range(HOT_APPENDS):
+                total += await fan_out(crowds, [api], [hot], HOT_WATCHERS)
+            return total
+
+        hot_fan_out = await (await accounted(server.pid, url, hot_picks())).settle([api])
         hot_tally = crowds.close()
 
         # Thousands open: memory, then the same pick load beside them, then fan-out to all.
@@ -454,9 +501,11 @@ async def run(
         # of CARDROOM_STREAM_SECONDS) and reconnect, a wave the pick load then meets.
         per_game = streams // games_count
         log("all open; fan-out to every watcher: a burst, then paced")
-        burst = await fan_out(crowds, api, games, per_game, 8, server.pid)
-        await asyncio.sleep(1)
-        paced = await fan_out(crowds, api, games, per_game, 8, server.pid, spread)
+        apis = [api] + [Api(port) for _ in range(7)]
+        burst = await accounted(server.pid, url, fan_out(crowds, apis, games, per_game))
+        await burst.settle(apis)
+        paced = await accounted(server.pid, url, fan_out(crowds, apis, games, per_game, spread))
+        await paced.settle(apis)
         log("pick load beside them")
         reconnected = crowds.status()["reconnects"]
         busy = await measure_phase(port)
@@ -492,6 +541,8 @@ async def run(
             f"errors {dict(errors)}",
         ]
     finally:
+        for conn in _STATS.values():
+            conn.close()
         crowds.exit()
         server.terminate()
         server.wait(timeout=60)
@@ -522,7 +573,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--deadline", type=float, default=900, help="seconds for the whole run")
     parser.add_argument("--processes", type=int, default=4, help="processes holding the watchers")
     parser.add_argument(
-        "--spread", type=float, default=10.0, help="seconds over which the paced picks go out"
+        "--spread", type=float, default=20.0, help="seconds over which the paced picks go out"
     )
     parser.add_argument("--profile", help="a folder: cProfile each server worker, dump there")
     args = parser.parse_args(argv)
