@@ -6,8 +6,12 @@ connections (event streams and long polls spread over ``--games`` games, half of
 with a seat's bearer token, the others spectators'); fan-out latency (from the append, its
 event's ``recorded_at``, and from sending the pick, to the moment the last watcher of that game
 has read the event) for 100 streams of one game and for every watcher of the ``--games``
-games, one pick per game; memory per open connection (PSS
-of the gunicorn master and workers, before and after opening them). Every stream checks that
+games, one pick per game, twice: as a burst (8 clients sending as fast as they are answered:
+what it measures is mostly the queue the burst makes) and paced (the same number of picks
+spread evenly over ``--spread`` seconds, the rate printed: what a watcher waits at a steady
+rate; the goal applies to this one), each with the server's CPU (all workers, /proc) and the
+database's committed transactions per pick, deliveries included; memory per open connection
+(PSS of the gunicorn master and workers, before and after opening them). Every stream checks that
 it gets each event exactly once, across the reconnections the server asks for.
 
 The watchers live in ``--processes`` processes of their own (bench/crowd.py: asyncio protocols
@@ -18,6 +22,7 @@ Everything is bounded in count and time (``--deadline``); all traffic is to 127.
     python -m bench.streams                                 # embedded PostgreSQL in a temp dir
     python -m bench.streams --url postgresql://...          # a migrated scratch database
     python -m bench.streams --worker-class gthread --streams 200   # the former threaded worker
+    python -m bench.streams --streams 4000 --games 400 --profile /tmp/p   # cProfile per worker
 """
 
 from __future__ import annotations
@@ -36,11 +41,13 @@ import tempfile
 import time
 import urllib.request
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Awaitable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
+
+import psycopg
 
 from bench import http_bench
 from bench.crowd import Crowds, Spec
@@ -241,16 +248,32 @@ async def measure_phase(port: int) -> Phase:
 class FanOut:
     """Per game, seconds until the last of its watchers read the pick's first event: from
     sending the pick, and from the event's ``recorded_at`` (the append's transaction, just
-    before its commit and NOTIFY: what the goal measures)."""
+    before its commit and NOTIFY: what the goal measures); and the server's CPU seconds (all
+    workers, /proc) over the phase, picks and deliveries together."""
 
     from_send: list[float] = field(default_factory=list)
     from_commit: list[float] = field(default_factory=list)
     missing: int = 0
+    cpu: float = 0.0
+    seconds: float = 0.0  # from the first pick sent to the last one answered
+    queries: int = 0  # transactions committed in the database meanwhile (each read is one)
+    arrived: dict[tuple[str, int], float] = field(default_factory=dict)  # when the last read it
 
     def __iadd__(self, other: FanOut) -> FanOut:
         self.from_send += other.from_send
         self.from_commit += other.from_commit
         self.missing += other.missing
+        self.cpu += other.cpu
+        self.seconds += other.seconds
+        self.queries += other.queries
+        self.arrived |= other.arrived
+        return self
+
+    async def settle(self, apis: list[Api]) -> FanOut:
+        """Times from the append, once the phase is over (the bench's reads of each event's
+        ``recorded_at`` are no part of what it measures)."""
+        recorded = await recorded_at(apis, list(self.arrived))
+        self.from_commit = [last - recorded[key] for key, last in self.arrived.items()]
         return self
 
     def row(self) -> str:
@@ -259,27 +282,43 @@ class FanOut:
             f"from the append p50 {statistics.median(self.from_commit) * ms:.1f} ms  p99 "
             f"{percentile(self.from_commit, 0.99) * ms:.1f} ms; from sending the pick p50 "
             f"{statistics.median(self.from_send) * ms:.1f} ms  p99 "
-            f"{percentile(self.from_send, 0.99) * ms:.1f} ms; missed {self.missing}"
+            f"{percentile(self.from_send, 0.99) * ms:.1f} ms; missed {self.missing}; per pick: "
+            f"server CPU {self.cpu / max(1, len(self.from_send)) * ms:.1f} ms, "
+            f"{self.queries / max(1, len(self.from_send)):.1f} database transactions"
         )
+
+    def rate(self) -> str:
+        picks = len(self.from_send)
+        return f"{picks:,} picks in {self.seconds:.1f} s ({picks / max(self.seconds, 1e-9):.0f}/s)"
 
 
 async def fan_out(
-    crowds: Crowds, api: Api, games: list[Game], expected: int, concurrency: int
+    crowds: Crowds,
+    apis: list[Api],
+    games: list[Game],
+    expected: int,
+    spread: float = 0.0,
 ) -> FanOut:
     """One pick in each game, then how long its first event took to reach all ``expected``
-    watchers of the game."""
+    watchers of the game. ``spread`` = 0: the picks go out as fast as the clients (``apis``)
+    send them (a burst); else the i-th pick is sent ``i * spread / len(games)`` seconds after
+    the first (a steady rate), by whichever client is free."""
     sent: dict[tuple[str, int], float] = {}
-    queue = list(games)
+    queue = list(enumerate(games))
+    interval = spread / len(games)
+    start = time.monotonic()
 
     async def post(api_conn: Api) -> None:
         while queue:
-            game = queue.pop()
+            index, game = queue.pop(0)
+            if (wait := start + index * interval - time.monotonic()) > 0:
+                await asyncio.sleep(wait)
             first, started = game.version + 1, time.time()
             await pick(api_conn, game)
             sent[(game.path, first)] = started
 
-    apis = [api if i == 0 else Api(api.port) for i in range(concurrency)]
     await asyncio.gather(*(post(conn) for conn in apis))
+    seconds = time.monotonic() - start
     keys = list(sent)
     deadline = time.monotonic() + 10
     while True:
@@ -287,12 +326,40 @@ async def fan_out(
         if all(count >= expected for count, _ in seen) or time.monotonic() > deadline:
             break
         await asyncio.sleep(0.05)
-    result = FanOut(missing=sum(max(0, expected - count) for count, _ in seen))
-    recorded = await recorded_at(apis, keys)
+    result = FanOut(missing=sum(max(0, expected - count) for count, _ in seen), seconds=seconds)
     for key, (count, last) in zip(keys, seen, strict=True):
         if count:
             result.from_send.append(last - sent[key])
-            result.from_commit.append(last - recorded[key])
+            result.arrived[key] = last
+    return result
+
+
+STATS_FLUSH_SECONDS = 1.5  # a backend reports its counts to pg_stat_database within a second
+
+
+_STATS: dict[str, psycopg.Connection[Any]] = {}  # one connection for the run: the server is shared
+
+
+def transactions(url: str) -> int:
+    """Transactions committed in the bench's database so far (an autocommit read is one)."""
+    conn = _STATS.get(url)
+    if conn is None:
+        conn = _STATS[url] = psycopg.connect(url, autocommit=True)
+    conn.execute("SELECT pg_stat_clear_snapshot()")
+    row = conn.execute(
+        "SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()"
+    ).fetchone()
+    return int(row[0]) if row else 0
+
+
+async def accounted(server: int, url: str, phase: Awaitable[FanOut]) -> FanOut:
+    """``phase``'s result with the server's CPU seconds and the database's transactions
+    spent meanwhile (until every watcher had the events: picks and deliveries together)."""
+    cpu, queries = http_bench.process_tree_cpu(server), transactions(url)
+    result = await phase
+    result.cpu = http_bench.process_tree_cpu(server) - cpu
+    await asyncio.sleep(STATS_FLUSH_SECONDS)
+    result.queries = transactions(url) - queries - 2  # less the bench's own two
     return result
 
 
@@ -314,9 +381,31 @@ async def recorded_at(apis: list[Api], keys: list[tuple[str, int]]) -> dict[tupl
 # --- the server and the run ---------------------------------------------------------------------
 
 
-def start_server(url: str, port: int, worker_class: str) -> subprocess.Popen[bytes]:
+PROFILE_SITE = """
+import atexit, cProfile, os, time
+def _profile():
+    profile = cProfile.Profile(time.process_time)  # CPU time: the machine is shared
+    profile.enable()
+    atexit.register(lambda: (profile.disable(), profile.dump_stats(
+        os.path.join(os.environ["CARDROOM_BENCH_PROFILE"], f"worker-{os.getpid()}.prof"))))
+os.register_at_fork(after_in_child=_profile)
+"""
+
+
+def start_server(
+    url: str, port: int, worker_class: str, profile: str | None = None
+) -> subprocess.Popen[bytes]:
     # The bench creates a thousand games from one address: the rate limits would refuse it.
     env = {**os.environ, "DATABASE_URL": url, "CARDROOM_RATE_LIMITS": "off"}
+    if profile:
+        # cProfile in each worker, from its fork to its exit (a sitecustomize of the server's
+        # alone: no hook in the service), timed in CPU seconds of the worker. Under gevent a
+        # function's cumulative time includes the other greenlets that ran while it waited;
+        # its own time does not.
+        Path(profile).mkdir(parents=True, exist_ok=True)
+        Path(profile, "sitecustomize.py").write_text(PROFILE_SITE)
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [profile, env.get("PYTHONPATH")]))
+        env["CARDROOM_BENCH_PROFILE"] = profile
     command = [sys.executable, "-m", "service.cli.main", "serve", "--port", str(port)]
     command += ["--no-access-log", "--worker-class", worker_class]
     server = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL)
@@ -359,9 +448,17 @@ async def wait_open(crowds: Crowds, count: int, seconds: float) -> None:
         raise RuntimeError(f"only {status['open_now']} of {count} watchers open: {status}")
 
 
-async def run(url: str, streams: int, games_count: int, worker_class: str, processes: int) -> str:
+async def run(
+    url: str,
+    streams: int,
+    games_count: int,
+    worker_class: str,
+    processes: int,
+    spread: float,
+    profile: str | None = None,
+) -> str:
     port = http_bench.free_port()
-    server = start_server(url, port, worker_class)
+    server = start_server(url, port, worker_class, profile)
     crowds = Crowds(port, processes)
     lines = []
     try:
@@ -380,9 +477,14 @@ async def run(url: str, streams: int, games_count: int, worker_class: str, proce
             ]
         )
         await wait_open(crowds, HOT_WATCHERS, 60)
-        hot_fan_out = FanOut()
-        for _ in range(HOT_APPENDS):
-            hot_fan_out += await fan_out(crowds, api, [hot], HOT_WATCHERS, 1)
+
+        async def hot_picks() -> FanOut:
+            total = FanOut()
+            for _ in range(HOT_APPENDS):
+                total += await fan_out(crowds, [api], [hot], HOT_WATCHERS)
+            return total
+
+        hot_fan_out = await (await accounted(server.pid, url, hot_picks())).settle([api])
         hot_tally = crowds.close()
 
         # Thousands open: memory, then the same pick load beside them, then fan-out to all.
@@ -398,8 +500,12 @@ async def run(url: str, streams: int, games_count: int, worker_class: str, proce
         # Fan-out first: the streams opened together end together (their lifetime, 80-100 %
         # of CARDROOM_STREAM_SECONDS) and reconnect, a wave the pick load then meets.
         per_game = streams // games_count
-        log("all open; fan-out to every watcher")
-        many_fan_out = await fan_out(crowds, api, games, per_game, 8)
+        log("all open; fan-out to every watcher: a burst, then paced")
+        apis = [api] + [Api(port) for _ in range(7)]
+        burst = await accounted(server.pid, url, fan_out(crowds, apis, games, per_game))
+        await burst.settle(apis)
+        paced = await accounted(server.pid, url, fan_out(crowds, apis, games, per_game, spread))
+        await paced.settle(apis)
         log("pick load beside them")
         reconnected = crowds.status()["reconnects"]
         busy = await measure_phase(port)
@@ -422,8 +528,11 @@ async def run(url: str, streams: int, games_count: int, worker_class: str, proce
             "fan-out, until the last watcher of the game read the pick's first event:",
             f"  {HOT_WATCHERS} streams of one game ({HOT_APPENDS} picks): {hot_fan_out.row()}",
             f"  {streams:,} watchers over {games_count:,} games ({per_game} each, "
-            f"{int(LONG_POLL_SHARE * 100)}% long polls; goal p99 < 250 ms from the append):",
-            f"    {many_fan_out.row()}",
+            f"{int(LONG_POLL_SHARE * 100)}% long polls), one pick per game:",
+            f"    burst, {burst.rate()}, 8 clients at once:",
+            f"      {burst.row()}",
+            f"    paced, {paced.rate()} (goal p99 < 250 ms from the append):",
+            f"      {paced.row()}",
             f"memory: {before_kb / 1024:.0f} MB -> {after_kb / 1024:.0f} MB PSS (master + "
             f"workers) with {streams:,} open: {(after_kb - before_kb) / streams:.1f} KB per "
             f"connection (goal < 50); opened in {open_seconds:.1f} s",
@@ -432,6 +541,8 @@ async def run(url: str, streams: int, games_count: int, worker_class: str, proce
             f"errors {dict(errors)}",
         ]
     finally:
+        for conn in _STATS.values():
+            conn.close()
         crowds.exit()
         server.terminate()
         server.wait(timeout=60)
@@ -461,6 +572,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--worker-class", default="gevent", choices=["gevent", "gthread"])
     parser.add_argument("--deadline", type=float, default=900, help="seconds for the whole run")
     parser.add_argument("--processes", type=int, default=4, help="processes holding the watchers")
+    parser.add_argument(
+        "--spread", type=float, default=20.0, help="seconds over which the paced picks go out"
+    )
+    parser.add_argument("--profile", help="a folder: cProfile each server worker, dump there")
     args = parser.parse_args(argv)
     limit = raise_open_files_limit()
     if limit < args.streams + 1024:
@@ -468,7 +583,16 @@ def main(argv: list[str] | None = None) -> None:
     with database(args.url) as url:
         report = asyncio.run(
             asyncio.wait_for(
-                run(url, args.streams, args.games, args.worker_class, args.processes), args.deadline
+                run(
+                    url,
+                    args.streams,
+                    args.games,
+                    args.worker_class,
+                    args.processes,
+                    args.spread,
+                    args.profile,
+                ),
+                args.deadline,
             )
         )
     print(report)

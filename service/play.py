@@ -141,6 +141,22 @@ class GameService:
         name, state = cached
         return Loaded(game_id, adapter_for(name), state)
 
+    def advance(self, game_id: UUID, after: int, records: Sequence[StoredEvent]) -> Loaded | None:
+        """The game as this process last saw it, moved on by ``records`` (every recorded event
+        after version ``after`` in one read of the primary, in order), and kept so: a reader of
+        the records need not also ask for the state. None if this process last saw the game
+        before ``after`` (or never): then ``load`` it."""
+        cached = self._states.get(game_id)
+        if cached is None or cached[1].version < after:
+            return None
+        name, state = cached
+        adapter = adapter_for(name)
+        for record in records:
+            if record.version > state.version:
+                state = adapter.game.evolve(state, record.event)
+        self._remember(game_id, name, state)
+        return Loaded(game_id, adapter, state)
+
     def state_at(self, loaded: Loaded, version: int) -> Any:
         """The game's state after its first ``version`` events (time travel)."""
         if version == loaded.version:

@@ -28,7 +28,7 @@ from service.http import auth
 from service.http.api import connection_settings, game_id_of, games, hub, load, open_streams
 from service.http.hangup import Hangup
 from service.http.schemas import EventRecord, StreamQuery
-from service.live.hub import Hub
+from service.live.hub import Hub, vouched
 from service.live.shared import SingleFlight
 from service.play import GameService, Loaded
 from service.settings import settings
@@ -146,7 +146,10 @@ def stream(game_id: str) -> Response:
     live = hub()
     live.start()  # before the stream's first read: no append after it goes unnoticed
     epoch = live.epoch
-    loaded = load(gid)
+    loaded = vouched(live, gid, games().last_seen(gid))
+    if loaded is None:
+        loaded = load(gid)
+        live.note(gid, loaded.version, epoch)
     seat = auth.optional_seat(games(), gid)
     if loaded.adapter.game.is_over(loaded.state) and after >= loaded.version:
         # Nothing will ever follow. 204 tells an EventSource not to reconnect (unlike a 200
@@ -156,9 +159,10 @@ def stream(game_id: str) -> Response:
     try:
         sock = _stream_socket(request.environ)
         settings = StreamSettings.of(current_app.config)
-        # The read above tells whether there is anything to send yet: a client that resumes
+        # The state above tells whether there is anything to send yet: a client that resumes
         # from the last version (most reconnections) costs no further read until the next
-        # append, nor does a reconnection of the hub since (it changes the epoch).
+        # append, nor does a reconnection of the hub since (it changes the epoch); and when
+        # the hub vouches that this process's state is the game's last, not even that one.
         behind = after < loaded.version or live.epoch != epoch
         frames = _frames(
             games(), live, gid, Viewer(seat), after, settings, Hangup(sock), behind, epoch
@@ -238,7 +242,7 @@ def _stream_frames(
         if read:
             epoch = live.epoch
             try:
-                page = _SHARED.read(service, gid, last, viewer)
+                page = _SHARED.read(service, live, gid, last, viewer)
             except StoreUnavailable as exc:
                 log.warning("stream of %s ends: %s", gid, exc)  # the client resumes from `last`
                 return
@@ -284,8 +288,8 @@ class SharedReads:
     def __init__(self) -> None:
         self._reads: SingleFlight[tuple[Loaded, list[Any]]] = SingleFlight()
 
-    def read(self, service: GameService, gid: UUID, after: int, viewer: Viewer) -> Page:
-        flight = self._reads.run((gid, after), lambda: _records(service, gid, after))
+    def read(self, service: GameService, live: Hub, gid: UUID, after: int, viewer: Viewer) -> Page:
+        flight = self._reads.run((gid, after), lambda: _records(service, live, gid, after))
         page = flight.memo.get(viewer)
         if page is None:  # two threads may both render it: the same page, no harm
             assert flight.result is not None
@@ -293,10 +297,19 @@ class SharedReads:
         return page
 
 
-def _records(service: GameService, gid: UUID, after: int) -> tuple[Loaded, list[Any]]:
-    # The state first: the redaction rule judges by a state this recent.
-    loaded = service.load(gid)
-    return loaded, service.store.load_records(gid, after, BATCH)
+def _records(service: GameService, live: Hub, gid: UUID, after: int) -> tuple[Loaded, list[Any]]:
+    """The events after ``after`` and a state at least as recent, to judge their redaction by.
+    One read when this process saw the game at ``after`` or later (a woken stream mostly
+    did): the state is that one moved on by the events read. Otherwise, or when the page is
+    full (the game may have moved past it), the state is read too, after them: it may be
+    later than the last of them, never earlier."""
+    epoch = live.epoch
+    records = service.store.load_records(gid, after, BATCH)
+    loaded = service.advance(gid, after, records) if len(records) < BATCH else None
+    if loaded is None:
+        loaded = service.load(gid)
+    live.note(gid, loaded.version, epoch)  # whichever way, the primary's version at the read
+    return loaded, records
 
 
 def _render(

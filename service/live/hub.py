@@ -9,6 +9,12 @@ waking every waiter when it is back (and, meanwhile, by letting waiters poll). T
 left, a request that read the store just before a reconnection but starts waiting just after
 it, costs latency, never an event: streams read again at each heartbeat, long polls at their
 end.
+
+The hub also vouches for what this process knows (:meth:`Hub.current`): the last version of a
+game notified or read since the connection was made, with no notification past it since, is the
+game's version (but for an append whose notification is on its way, which then wakes its
+waiters as any other). A stream that reconnects or a long poll that is sent again at that
+version then waits without reading the store first.
 """
 
 from __future__ import annotations
@@ -65,7 +71,9 @@ class Hub:
         self._conninfo = conninfo  # called when connecting: the pool's URL may come later
         self._name = name  # its connection's application_name (pg_stat_activity)
         self._lock = threading.Lock()
-        self._latest: OrderedDict[UUID, int] = OrderedDict()
+        # Per game, the last version notified or read (``note``), and the epoch it was learnt
+        # in: while that epoch lasts, no later version was notified, so it is the game's last.
+        self._latest: OrderedDict[UUID, tuple[int, int]] = OrderedDict()
         self._waiters: dict[UUID, list[_Waiter]] = {}
         self._listening = threading.Event()
         self._tried = threading.Event()  # the first connection attempt is over, either way
@@ -88,6 +96,36 @@ class Hub:
     def stopped(self) -> bool:
         """Stopped for good: the process is shutting down, so streams and long polls end."""
         return self._stopping.is_set()
+
+    def current(self, game_id: UUID) -> int | None:
+        """The game's last version if the hub vouches for it (else None): notified or noted in
+        the current connection's lifetime, the hub listening all along, nothing later
+        notified. An append committed just now may not be notified yet: a waiter past that
+        version is woken when it is, so nothing is lost by not reading the store."""
+        with self._lock:
+            known = self._latest.get(game_id)
+            if known is None or known[1] != self._epoch or not self._listening.is_set():
+                return None
+            return known[0]
+
+    def note(self, game_id: UUID, version: int, epoch: int) -> None:
+        """The store said ``game_id`` is at ``version`` in a read begun at ``epoch`` (the hub
+        listening then): if it still is that epoch, the hub vouches for that version until a
+        notification says otherwise."""
+        with self._lock:
+            if epoch == self._epoch and self._listening.is_set():
+                self._learn(game_id, version)
+
+    def _learn(self, game_id: UUID, version: int) -> None:
+        """With the lock held."""
+        known = self._latest.get(game_id)
+        if known is None or known[0] <= version:
+            self._latest[game_id] = (version, self._epoch)
+        # else a later version is known already (versions never go back): it stays, with the
+        # epoch it was learnt in
+        self._latest.move_to_end(game_id)
+        while len(self._latest) > KNOWN_GAMES:
+            self._latest.popitem(last=False)
 
     def start(self) -> bool:
         """Start listening unless it already does; returns whether it listens. The first call
@@ -124,7 +162,7 @@ class Hub:
         self.start()
         waiter = _Waiter(after_version)
         with self._lock:
-            if self._latest.get(game_id, 0) > after_version or self.stopped:
+            if self._latest.get(game_id, (0, 0))[0] > after_version or self.stopped:
                 return True
             listening = self.listening
             self._waiters.setdefault(game_id, []).append(waiter)
@@ -196,11 +234,7 @@ class Hub:
             log.warning("live updates: ignored a malformed notification %r", payload)
             return
         with self._lock:
-            if self._latest.get(game_id, 0) < last:
-                self._latest[game_id] = last
-            self._latest.move_to_end(game_id)
-            while len(self._latest) > KNOWN_GAMES:
-                self._latest.popitem(last=False)
+            self._learn(game_id, last)
             for waiter in self._waiters.get(game_id, ()):
                 if last > waiter.after:
                     waiter.woken.set()
@@ -218,6 +252,14 @@ class Versioned(Protocol):
 
 
 V = TypeVar("V", bound=Versioned)
+
+
+def vouched(hub: Hub, game_id: UUID, cached: V | None) -> V | None:
+    """``cached`` (this process's last state of the game) if the hub vouches that it is the
+    game's last version (``Hub.current``): then a read of the store would tell nothing new."""
+    if cached is not None and hub.current(game_id) == cached.version:
+        return cached
+    return None
 
 
 def wait_past(
