@@ -135,16 +135,6 @@ def read(game_id: UUID, *seen: int) -> Loaded:
         raise _no_game(game_id) from None
 
 
-def current(game_id: UUID, *seen: int) -> Loaded:
-    """``read`` for a long poll: no read at all when the hub vouches that this process holds
-    the game's last version (a long poll sent again at the version it was answered, or woken
-    by an append whose events another request of this process read already)."""
-    cached = live.vouched(hub(), game_id, games().last_seen(game_id))
-    if cached is not None and cached.version >= max(seen, default=0):
-        return cached
-    return read(game_id, *seen)
-
-
 _OUR_TAG = re.compile(r"([0-9]{1,10})-", re.ASCII)  # of get_game's tags: the version, then who
 
 
@@ -550,7 +540,7 @@ def get_game(game_id: str) -> Response:
     gid = game_id_of(game_id)
     query = GAME_QUERY.load(request.args.to_dict())
     after = query.get("wait_after")
-    loaded = (read if after is None else current)(gid, *seen_versions(query), after or 0)
+    loaded = read(gid, *seen_versions(query), after or 0)
     seat = auth.optional_seat(games(), gid)
     if after is not None and loaded.version <= after:  # a long poll waits
         # once woken, the answer must be past ``after`` (a standby may not have it yet)
@@ -558,7 +548,7 @@ def get_game(game_id: str) -> Response:
         release = open_streams().admit(request.remote_addr or "")
         try:
             gone = Hangup(request.environ.get("gunicorn.socket"))
-            reload = lambda: current(gid, after + 1)  # noqa: E731
+            reload = lambda: read(gid, after + 1)  # noqa: E731
             with metrics.LONG_POLLS.track_inprogress():
                 loaded = live.wait_past(hub(), gid, after, seconds, reload, loaded, gone)
         finally:
