@@ -35,6 +35,16 @@ def conflict(code: str, message: str, retry_after: int | None = None, **where: A
     return ServiceError(code, message, "conflict", retry_after, where)
 
 
+INVALID_INVITATION = (
+    "this is not the game's invitation, or its creator revoked it: ask them for the current link"
+)
+
+
+def invalid_invitation() -> ServiceError:
+    """403: the invitation presented to join a private game is not (or no longer) in force."""
+    return ServiceError("invalid_invitation", INVALID_INVITATION, "forbidden")
+
+
 def refused(error: DomainError, **where: Any) -> ServiceError:
     """The rules' refusal, with where the game is (``where``)."""
     return ServiceError(

@@ -44,6 +44,7 @@ from service.store.events import (
     EventStore,
     GameNotFound,
     GameRow,
+    InvitationRevoked,
     SeatToken,
     StoredEvent,
     StoreUnavailable,
@@ -380,10 +381,13 @@ class GameService:
         record: IdempotencyRecord | None = None,
         client: bytes | None = None,
         waiting_limit: int = 0,
+        invitation: bytes | None = None,
     ) -> tuple[int, Loaded]:
         """Take the next free seat for ``name``; the seat's token hash is stored with it, and
         the ``client`` taking it (``Keyring.client_hash``), who may hold seats in at most
-        ``waiting_limit`` waiting games (0: no limit)."""
+        ``waiting_limit`` waiting games (0: no limit). ``invitation``: the hash of the
+        invitation presented to join a private game; 403 ``invalid_invitation`` if its creator
+        revoked or replaced it before the seat was taken (even while this join was deciding)."""
         if client is not None and waiting_limit:
             self._check_waiting(game_id, client, waiting_limit)
         for _ in range(MAX_ATTEMPTS):
@@ -401,10 +405,13 @@ class GameService:
                     client=client,
                     deadline=outcome.deadline,
                     record=record,
+                    invitation=invitation,
                 )
             except VersionConflict:
                 metrics.APPEND_RETRIES.inc()
                 continue
+            except InvitationRevoked:
+                raise errors.invalid_invitation() from None
             faults.point("appended")
             self._remember(game_id, game.name, outcome.state)
             return seat, Loaded(game_id, loaded.adapter, outcome.state)

@@ -5,13 +5,16 @@ the export or the audit. Over HTTP, on both games."""
 from __future__ import annotations
 
 import hashlib
+import threading
 import uuid
 from datetime import datetime
 from typing import Any
 
+import psycopg
 import pytest
 from api_client import ApiClient, expect_problem, expect_status
 
+from service.store import invitations
 from service.store.events import GameCursor
 
 pytest_plugins = ["api_fixtures"]
@@ -98,6 +101,52 @@ def test_the_creator_revokes_and_replaces_the_invitation(api: ApiClient, game: s
     third = api.post(path, None, token=creator).json()["invitation"]
     expect_problem(_join(api, gid, "Bob", second["token"]), 403, "invalid_invitation")
     expect_status(_join(api, gid, "Bob", third["token"]), 201)  # Ann's seat stayed hers
+
+
+def test_a_join_racing_the_revocation_of_its_invitation_is_refused(
+    api: ApiClient, database_url: str
+) -> None:
+    """A join checks the invitation, then decides, then appends: a revocation committed in
+    between must not let it through. Injected: a revocation held open (the lock a change of
+    the invitation takes, and its row written) while the join comes; the join waits for it,
+    then finds the invitation revoked. Without the lock the join took a seat."""
+    created = _create(api, "sushi-go", visibility="private")
+    gid, token = created["game_id"], created["invitation"]["token"]
+    answers: list[Any] = []
+    joining = threading.Thread(target=lambda: answers.append(_join(api.clone(), gid, "Ann", token)))
+    with psycopg.connect(database_url, autocommit=True) as revoking, revoking.transaction():
+        revoking.execute(invitations.LOCK_EXCLUSIVE, invitations.lock_key(uuid.UUID(gid)))
+        revoking.execute(
+            "INSERT INTO invitations (game_id, serial, token_hash)"
+            " SELECT %(g)s, max(serial) + 1, NULL FROM invitations WHERE game_id = %(g)s",
+            {"g": gid},
+        )
+        joining.start()
+        _wait_until(lambda: bool(answers) or _waits_for_advisory_lock(database_url))
+    joining.join(30)
+    (answer,) = answers
+    expect_problem(answer, 403, "invalid_invitation")
+    view = api.game(gid)
+    assert view["version"] == 1 and all(seat["name"] is None for seat in view["seats"])
+
+
+def _waits_for_advisory_lock(database_url: str) -> bool:
+    with psycopg.connect(database_url) as conn:
+        row = conn.execute(
+            "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted"
+            " AND classid = %s",
+            (invitations.lock_key(uuid.uuid4())[0],),
+        ).fetchone()
+    return bool(row and row[0])
+
+
+def _wait_until(condition: Any) -> None:
+    done = threading.Event()
+    for _ in range(2000):  # 10 s at most; never reached when all goes well
+        if condition():
+            return
+        done.wait(0.005)
+    raise AssertionError("the condition never held")
 
 
 def test_a_public_game_has_no_invitation_to_change(api: ApiClient) -> None:

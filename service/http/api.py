@@ -686,12 +686,18 @@ def join_game(game_id: str) -> Response:
     keyed = idempotency.begin()
     if keyed is not None and keyed.stored is not None:
         return idempotency.replayed(rejoined(gid, keyed))
-    auth.check_invitation(games(), gid, body.get("invitation"))
+    invitation = auth.check_invitation(games(), gid, body.get("invitation"))
     token = auth.new_token()
     record = None if keyed is None else keyed.record(secret=token)
     client = games().keys.client_hash(request.remote_addr or "")
     seat, loaded = games().join(
-        gid, body["name"], auth.token_hash(token), record, client, abuse.waiting_games_limit()
+        gid,
+        body["name"],
+        auth.token_hash(token),
+        record,
+        client,
+        abuse.waiting_games_limit(),
+        invitation=invitation,
     )
     return seat_granted(gid, seat, token, loaded)
 

@@ -13,7 +13,7 @@ from uuid import UUID
 
 from flask import request
 
-from service import logs
+from service import errors, logs
 from service.http.problems import Problem
 from service.play import GameService
 from service.store.events import SeatToken
@@ -96,12 +96,14 @@ def _holds_now(games: GameService, game_id: UUID, found: SeatToken) -> bool:
     return games.holds(game_id, found)
 
 
-def check_invitation(games: GameService, game_id: UUID, invitation: str | None) -> None:
+def check_invitation(games: GameService, game_id: UUID, invitation: str | None) -> bytes | None:
     """Joining a private game needs its invitation in force: 403 ``invitation_required``
-    without one, ``invalid_invitation`` for another (or one its creator revoked)."""
+    without one, ``invalid_invitation`` for another (or one its creator revoked). Returns its
+    hash (None for a public game): the join's append checks it again, under the lock a change
+    of the invitation takes (it may be revoked while the join is decided)."""
     private = games.private_game(game_id)
     if private is None:
-        return  # a public game: anyone may join
+        return None  # a public game: anyone may join
     if invitation is None:
         raise Problem(
             403,
@@ -109,14 +111,11 @@ def check_invitation(games: GameService, game_id: UUID, invitation: str | None) 
             "this game is private: send its invitation as 'invitation' (ask whoever created"
             " the game for the link)",
         )
+    presented = token_hash(invitation)
     current = private.invitation_hash
-    if current is None or not hmac.compare_digest(current, token_hash(invitation)):
-        raise Problem(
-            403,
-            "invalid_invitation",
-            "this is not the game's invitation, or its creator revoked it: ask them for the"
-            " current link",
-        )
+    if current is None or not hmac.compare_digest(current, presented):
+        raise Problem(403, "invalid_invitation", errors.INVALID_INVITATION)
+    return presented
 
 
 def require_creator(games: GameService, game_id: UUID) -> PrivateGame:

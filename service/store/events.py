@@ -8,6 +8,7 @@ lobby status is derived from its lifecycle events, and concurrent writers are ke
 from __future__ import annotations
 
 import base64
+import hmac
 import os
 import socket
 from collections.abc import Iterator, Mapping, Sequence
@@ -58,6 +59,14 @@ class GameNotFound(StoreError):
 class GameExists(StoreError):
     def __init__(self, game_id: UUID) -> None:
         super().__init__(f"game {game_id} already exists")
+        self.game_id = game_id
+
+
+class InvitationRevoked(StoreError):
+    """The invitation a join presented is no longer the private game's invitation in force."""
+
+    def __init__(self, game_id: UUID) -> None:
+        super().__init__(f"the invitation of game {game_id} changed")
         self.game_id = game_id
 
 
@@ -321,6 +330,7 @@ class EventStore:
         client: bytes | None = None,
         deadline: NewDeadline | None = None,
         record: IdempotencyRecord | None = None,
+        invitation: bytes | None = None,
     ) -> int:
         """Append ``events`` as versions ``expected_version + 1 ..``; return the new version.
 
@@ -332,7 +342,10 @@ class EventStore:
         the keyed request that appends (service/store/idempotency_records.py). Raises
         :class:`VersionConflict` if the game is not at ``expected_version`` (someone else appended
         first),
-        :class:`GameNotFound` if there is no such game.
+        :class:`GameNotFound` if there is no such game. ``invitation``: a join into a private
+        game, the hash of the invitation it presented; the events are appended only if it is
+        still the invitation in force (else :class:`InvitationRevoked`), checked under the lock
+        a change of the invitation takes (service/store/invitations.py).
         """
         if not events:
             raise ValueError("nothing to append")
@@ -353,7 +366,10 @@ class EventStore:
         metrics.APPENDS.inc()
         try:
             with self._connection() as conn:
-                conn.execute(query, params)
+                if invitation is None:
+                    conn.execute(query, params)
+                else:
+                    self._append_invited(conn, game_id, invitation, query, params)
         except (errors.UniqueViolation, errors.CheckViolation) as exc:
             if exc.diag.constraint_name in _CONFLICT_CONSTRAINTS:
                 metrics.APPEND_CONFLICTS.inc()
@@ -364,6 +380,19 @@ class EventStore:
         self._remember_head(game_id, expected_version + len(rows), rows[-1][-1])
         metrics.EVENTS_APPENDED.inc(len(events))
         return expected_version + len(events)
+
+    @staticmethod
+    def _append_invited(
+        conn: psycopg.Connection[Any], game_id: UUID, invitation: bytes, query: Any, params: Any
+    ) -> None:
+        """The append of a join into a private game: three statements in one transaction,
+        the invitation checked after any change of it in flight has committed."""
+        with conn.transaction(), conn.cursor() as cur:
+            cur.execute(invitations.LOCK_SHARED, invitations.lock_key(game_id))
+            in_force = invitations.in_force(cur, game_id)
+            if in_force is None or not hmac.compare_digest(in_force, invitation):
+                raise InvitationRevoked(game_id)
+            cur.execute(query, params)
 
     def hash_at(self, game_id: UUID, version: int) -> str:
         """The hash of ``version`` (the genesis constant for 0), from memory if at hand."""

@@ -56,6 +56,26 @@ FROM invitations WHERE game_id = %(game_id)s
 """
 
 
+# A join into a private game and a change of its invitation exclude each other (a transaction
+# advisory lock per game: the app's role may not lock rows, SELECT ... FOR SHARE needs UPDATE):
+# a join holds it shared while it checks the invitation in force and appends its seat, a change
+# exclusively while it writes. So a join whose invitation is revoked meanwhile is refused, and
+# one that committed first happened before the revocation.
+_LOCK_CLASS = 0x696E76  # "inv": the advisory locks' first key, for invitations
+LOCK_SHARED = "SELECT pg_advisory_xact_lock_shared(%s, hashtext(%s::text))"
+LOCK_EXCLUSIVE = "SELECT pg_advisory_xact_lock(%s, hashtext(%s::text))"
+
+
+def lock_key(game_id: UUID) -> tuple[int, str]:
+    return _LOCK_CLASS, str(game_id)
+
+
+def in_force(cur: psycopg.Cursor[Any], game_id: UUID) -> bytes | None:
+    """The hash of the game's invitation in force (None: revoked), read now."""
+    row = cur.execute(_PRIVATE, (game_id,)).fetchone()
+    return None if row is None or row[1] is None else bytes(row[1])
+
+
 class Invitations:
     """Reads and changes of private games' invitations. Thread-safe."""
 
@@ -82,6 +102,7 @@ class Invitations:
         for _ in range(MAX_ATTEMPTS):
             try:
                 with self.store.connection() as conn, conn.transaction(), conn.cursor() as cur:
+                    cur.execute(LOCK_EXCLUSIVE, lock_key(game_id))  # waits for joins checking it
                     cur.execute(_CHANGE, {"game_id": game_id, "token_hash": token_hash})
                     if record is not None:
                         cur.execute(
