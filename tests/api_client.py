@@ -449,3 +449,14 @@ def play_to_end(table: Table, rng: random.Random, after_move: MoveHook | None = 
 
 def seed_matches(seed_hex: str, commitment: str) -> bool:
     return hashlib.sha256(bytes.fromhex(seed_hex)).hexdigest() == commitment
+
+
+def wait_until(condition: Callable[[], bool], seconds: float = 5.0) -> None:
+    """Poll ``condition`` every 5 ms until it holds; fail after ``seconds`` (a bound, never
+    reached when all goes well)."""
+    done = threading.Event()
+    for _ in range(int(seconds / 0.005)):
+        if condition():
+            return
+        done.wait(0.005)
+    raise AssertionError("the condition never held")

@@ -7,19 +7,11 @@ import threading
 from collections.abc import Callable
 
 import pytest
+from api_client import wait_until
 
 from service.live.shared import SingleFlight
 
 WAIT = 5.0  # seconds: a bound, never reached when all goes well
-
-
-def wait_until(condition: Callable[[], bool]) -> None:
-    done = threading.Event()
-    for _ in range(int(WAIT / 0.005)):
-        if condition():
-            return
-        done.wait(0.005)
-    raise AssertionError("the condition never held")
 
 
 def test_callers_of_one_key_in_flight_share_one_call() -> None:

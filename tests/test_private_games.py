@@ -12,7 +12,7 @@ from typing import Any
 
 import psycopg
 import pytest
-from api_client import ApiClient, expect_problem, expect_status
+from api_client import ApiClient, expect_problem, expect_status, wait_until
 
 from service.store import invitations
 from service.store.events import GameCursor
@@ -122,7 +122,7 @@ def test_a_join_racing_the_revocation_of_its_invitation_is_refused(
             {"g": gid},
         )
         joining.start()
-        _wait_until(lambda: bool(answers) or _waits_for_advisory_lock(database_url))
+        wait_until(lambda: bool(answers) or _waits_for_advisory_lock(database_url), 10.0)
     joining.join(30)
     (answer,) = answers
     expect_problem(answer, 403, "invalid_invitation")
@@ -138,15 +138,6 @@ def _waits_for_advisory_lock(database_url: str) -> bool:
             (invitations.lock_key(uuid.uuid4())[0],),
         ).fetchone()
     return bool(row and row[0])
-
-
-def _wait_until(condition: Any) -> None:
-    done = threading.Event()
-    for _ in range(2000):  # 10 s at most; never reached when all goes well
-        if condition():
-            return
-        done.wait(0.005)
-    raise AssertionError("the condition never held")
 
 
 def test_a_public_game_has_no_invitation_to_change(api: ApiClient) -> None:
