@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Iterable
 from typing import Any
 
 from prometheus_client import (
@@ -48,6 +49,18 @@ APPEND_RETRIES = Counter(
 )
 IDEMPOTENT_REPLAYS = Counter(
     "cardroom_idempotent_replays_total", "Requests answered with a stored Idempotency-Key answer"
+)
+SEATS_LEFT = Counter(
+    "cardroom_seats_left_total", "Seats given up before their game started (seat_left)"
+)
+SEATS_TAKEN_OVER = Counter(
+    "cardroom_seats_taken_over_total",
+    "Seats the greedy bot took over (seat_taken_over), by reason: resigned or stalled",
+    ["reason"],
+)
+GAMES_CANCELLED = Counter(
+    "cardroom_games_cancelled_total",
+    "Waiting games cancelled because their seats did not fill in time (game_cancelled)",
 )
 CLOCK_SWEEPS = Counter("cardroom_clock_sweeps_total", "Sweeps of the turn clock for expired turns")
 OPEN_STREAMS = Gauge(
@@ -95,6 +108,19 @@ def sample_pool(pool: Any, force: bool = False) -> None:
     POOL_WAITS.inc(stats.get("requests_queued", 0))
     POOL_WAIT_SECONDS.inc(stats.get("requests_wait_ms", 0) / 1000)
     POOL_ERRORS.inc(stats.get("requests_errors", 0))
+
+
+def count_seat_changes(events: Iterable[Any]) -> None:
+    """Count the appended events an operator watches seats by (``domain.decider.Event``s):
+    seats left, taken over, and games cancelled (a pick's events cost a comparison or three)."""
+    for event in events:
+        kind = event.type
+        if kind == "seat_taken_over":
+            SEATS_TAKEN_OVER.labels(event.data.get("reason", "unknown")).inc()
+        elif kind == "seat_left":
+            SEATS_LEFT.inc()
+        elif kind == "game_cancelled":
+            GAMES_CANCELLED.inc()
 
 
 def exposition() -> tuple[bytes, str]:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import random
+import re
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -449,6 +450,21 @@ def play_to_end(table: Table, rng: random.Random, after_move: MoveHook | None = 
 
 def seed_matches(seed_hex: str, commitment: str) -> bool:
     return hashlib.sha256(bytes.fromhex(seed_hex)).hexdigest() == commitment
+
+
+def metric_sample(text: str, name: str, **labels: str) -> float:
+    """The value of one sample of Prometheus text (0 if absent; summed over other labels)."""
+    total = 0.0
+    for line in text.splitlines():
+        if not line.startswith(name):
+            continue
+        match = re.fullmatch(r"([a-z_:]+)(?:\{(.*)\})? (\S+)", line)
+        if not match or match[1] != name:
+            continue
+        have = dict(re.findall(r'(\w+)="([^"]*)"', match[2] or ""))
+        if all(have.get(key) == value for key, value in labels.items()):
+            total += float(match[3])
+    return total
 
 
 def wait_until(condition: Callable[[], bool], seconds: float = 5.0) -> None:

@@ -20,7 +20,7 @@ from pathlib import Path
 import psycopg
 import pytest
 import requests
-from api_client import ApiClient, Table, expect_problem, random_move
+from api_client import ApiClient, Table, expect_problem, metric_sample, random_move
 from psycopg import sql
 
 from service import logs
@@ -128,21 +128,6 @@ def test_the_log_handler_writes_to_stderr_as_it_is_now(monkeypatch: pytest.Monke
 # --- metrics -----------------------------------------------------------------------------------
 
 
-def _sample(text: str, name: str, **labels: str) -> float:
-    """The value of one sample of Prometheus text (0 if absent)."""
-    total = 0.0
-    for line in text.splitlines():
-        if not line.startswith(name):
-            continue
-        match = re.fullmatch(r"([a-z_:]+)(?:\{(.*)\})? (\S+)", line)
-        if not match or match[1] != name:
-            continue
-        have = dict(re.findall(r'(\w+)="([^"]*)"', match[2] or ""))
-        if all(have.get(key) == value for key, value in labels.items()):
-            total += float(match[3])
-    return total
-
-
 def test_metrics_count_requests_moves_and_appends(api: ApiClient) -> None:
     before = api.get("/metrics")
     assert before.status_code == 200
@@ -154,11 +139,15 @@ def test_metrics_count_requests_moves_and_appends(api: ApiClient) -> None:
     after = api.get("/metrics").text
     moves = "cardroom_moves_total"
     sushi_go = {"game": "sushi-go"}  # other tests in this process may have played Sequence
-    assert _sample(after, moves, **sushi_go) - _sample(before.text, moves, **sushi_go) >= 2
-    assert _sample(after, "cardroom_appends_total") > _sample(before.text, "cardroom_appends_total")
+    assert (
+        metric_sample(after, moves, **sushi_go) - metric_sample(before.text, moves, **sushi_go) >= 2
+    )
+    assert metric_sample(after, "cardroom_appends_total") > metric_sample(
+        before.text, "cardroom_appends_total"
+    )
     route = "/games/<game_id>/moves"
     count = "cardroom_http_request_duration_seconds_count"
-    assert _sample(after, count, method="POST", route=route, status="200") >= 2
+    assert metric_sample(after, count, method="POST", route=route, status="200") >= 2
     for name in [
         "cardroom_append_conflicts_total",
         "cardroom_append_retries_total",
@@ -259,7 +248,7 @@ def test_gunicorn_workers_share_metrics_and_log_json(database_url: str, tmp_path
             requests.get(f"{base}/livez", headers={"X-Request-ID": f"probe-{n}"}, timeout=5)
         text = requests.get(f"{base}/metrics", timeout=5).text
         count = "cardroom_http_request_duration_seconds_count"
-        assert _sample(text, count, route="/livez", status="200") == 40
+        assert metric_sample(text, count, route="/livez", status="200") == 40
         with ApiClient(base) as api:
             expect_problem(api.get(f"/games/{uuid.uuid4()}"), 404, "game_not_found")
     finally:

@@ -379,6 +379,7 @@ class EventStore:
             raise GameNotFound(game_id) from exc
         self._remember_head(game_id, expected_version + len(rows), rows[-1][-1])
         metrics.EVENTS_APPENDED.inc(len(events))
+        metrics.count_seat_changes(events)
         return expected_version + len(events)
 
     @staticmethod
