@@ -18,7 +18,15 @@ from typing import Any
 from uuid import UUID, uuid4
 
 import pytest
-from api_client import ApiClient, LiveServer, expect_problem, expect_status, random_move, serve
+from api_client import (
+    ApiClient,
+    LiveServer,
+    expect_problem,
+    expect_status,
+    metric_sample,
+    random_move,
+    serve,
+)
 from psycopg_pool import ConnectionPool
 
 from service.http.app import create_app
@@ -58,6 +66,11 @@ def sweeper(server: LiveServer) -> Sweeper:
 
 def later(seconds: float) -> datetime:
     return datetime.now(UTC) + timedelta(seconds=seconds)
+
+
+def counted(api: ApiClient, name: str, **labels: str) -> float:
+    """A counter of ``GET /metrics`` (this process's: the test servers share its registry)."""
+    return metric_sample(api.get("/metrics").text, name, **labels)
 
 
 def audit_ok(api: ApiClient, game_id: str) -> dict[str, Any]:
@@ -125,8 +138,10 @@ def test_a_seat_left_before_the_start_is_free_again_and_its_token_stops(
 ) -> None:
     gid = api.create_game(players, game=game)["game_id"]
     ann, bob = api.join(gid, "Ann"), api.join(gid, "Bob")
+    left = counted(api, "cardroom_seats_left_total")
     response = api.post(f"/games/{gid}/leave", token=ann["token"])
     expect_status(response, 200)
+    assert counted(api, "cardroom_seats_left_total") >= left + 1
     view = response.json()
     assert "you" not in view  # a spectator's view: the token acts for no seat any more
     assert view["seats"][0]["taken"] is False and view["seats"][0]["name"] is None
@@ -186,8 +201,10 @@ def test_a_resigned_seat_is_played_by_the_greedy_bot_to_the_end(
     expect_problem(
         api.post(f"/games/{gid}/resign", token=None, request_valid=False), 401, "missing_token"
     )
+    resigned = counted(api, "cardroom_seats_taken_over_total", reason="resigned")
     response = api.post(f"/games/{gid}/resign", token=quitter["token"])
     expect_status(response, 200)
+    assert counted(api, "cardroom_seats_taken_over_total", reason="resigned") >= resigned + 1
     view = response.json()
     assert view["you"]["seat"] == 1  # the token still shows the seat's view
     assert view["seats"][1]["taken_over"] == "resigned" and view["seats"][1]["resigned"]
@@ -248,7 +265,9 @@ def test_a_game_that_does_not_fill_in_time_is_cancelled(
     clock = sweeper(limited)
     assert clock.sweep(later(FILL / 2), [UUID(gid)]) == 0  # not due yet
     assert lapi.game(gid)["status"] == "waiting"
+    cancelled = counted(lapi, "cardroom_games_cancelled_total")
     assert clock.sweep(later(FILL + 60), [UUID(gid)]) == 1
+    assert counted(lapi, "cardroom_games_cancelled_total") >= cancelled + 1
     view = lapi.game(gid)
     assert view["status"] == "cancelled"
     listed = lapi.get("/games", params={"status": "cancelled", "game": game, "limit": 100})
@@ -283,7 +302,9 @@ def test_a_stalled_sushi_go_turn_has_its_idle_seats_taken_over(
     lapi.move(gid, legal_move(view, random.Random(3)), token=ann["token"])
     clock = sweeper(limited)
     assert clock.sweep(later(STALL / 2), [UUID(gid)]) == 0
+    stalled = counted(lapi, "cardroom_seats_taken_over_total", reason="stalled")
     assert clock.sweep(later(STALL + 60), [UUID(gid)]) == 2  # Bob and Cid, not Ann
+    assert counted(lapi, "cardroom_seats_taken_over_total", reason="stalled") >= stalled + 2
     view = lapi.game(gid, token=ann["token"])
     assert [s["taken_over"] for s in view["seats"]] == [None, "stalled", "stalled"]
     assert view["turn"] == 2  # the bot picked for both: the turn is over
@@ -357,6 +378,29 @@ def test_a_retried_leave_or_resignation_gets_its_first_answer(
     events = api.events(gid)
     assert [e["type"] for e in events].count("seat_left") == 1
     assert [e["type"] for e in events].count("seat_taken_over") == 1
+
+
+def test_a_retried_join_whose_seat_was_left_since_replays_its_first_answer(
+    api: ApiClient,
+) -> None:
+    """A replay is the first answer as it was (README, "Retrying safely"): a join retried after
+    its seat was left gets the token it was first given, which acts for no seat any more; a
+    client that wants a seat again joins with a new key."""
+    gid = api.create_game(3)["game_id"]
+    key = {"Idempotency-Key": str(uuid4())}
+    first = api.post(f"/games/{gid}/players", {"name": "Ann"}, headers=key)
+    expect_status(first, 201)
+    token = first.json()["token"]
+    expect_status(api.post(f"/games/{gid}/leave", token=token), 200)
+    again = api.post(f"/games/{gid}/players", {"name": "Ann"}, headers=key)
+    expect_status(again, 201)
+    assert again.headers["Idempotent-Replayed"] == "true" and again.json() == first.json()
+    problem = expect_problem(api.get(f"/games/{gid}", token=token), 401, "invalid_token")
+    assert "left" in problem["detail"]
+    view = api.game(gid)
+    assert view["seats"][0]["taken"] is False  # the replay took no seat
+    anew = api.join(gid, "Ann")
+    assert anew["seat"] == 0 and anew["token"] != token
 
 
 def test_a_left_token_cannot_move_through_a_process_that_has_not_seen_it_leave(
