@@ -66,7 +66,7 @@ class Pick(NamedTuple):
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Pick:
-        wasabi = data.get("use_wasabi")
+        wasabi: Any = data.get("use_wasabi")  # Any: mypyc refuses an inferred None
         return cls(
             tuple(data["cards"]),
             data.get("dummy_card"),
