@@ -91,12 +91,17 @@ def _limits(app: Flask) -> None:
         headers_enabled=False,  # Retry-After on 429 only (below); no X-RateLimit-* chatter
     )
     app.extensions["cardroom_limiter"] = limiter
-    for endpoint, key, per in (
-        ("api.create_game", "CARDROOM_RATE_LIMIT_CREATE", get_remote_address),
-        ("api.join_game", "CARDROOM_RATE_LIMIT_JOIN", get_remote_address),
-        ("api.join_game", "CARDROOM_RATE_LIMIT_JOIN_GAME", _address_and_game),
-        ("api.make_move", "CARDROOM_RATE_LIMIT_MOVES", _token_or_address),
-    ):
+    limited = {endpoint for endpoint, _, _ in LIMITS}
+
+    @limiter.request_filter
+    def _unlimited() -> bool:
+        # Only these routes have limits (checked by their wrappers), yet the limiter's
+        # before_request hook resolves every request's: a GET /livez in-process, 0.46 ms of
+        # CPU with it, 0.41 ms with this filter, 0.33 ms without a limiter (README
+        # "Benchmarks").
+        return request.endpoint not in limited
+
+    for endpoint, key, per in LIMITS:
 
         def value(key: str = key) -> str:
             return current_app.config[key]
@@ -143,6 +148,15 @@ def _token_or_address() -> str:
     if header is None:
         return f"address:{get_remote_address()}"
     return "token:" + hashlib.sha256(header.encode("utf-8", "surrogateescape")).hexdigest()
+
+
+# The limited routes: (endpoint, the app config key of its limit, what it is counted per).
+LIMITS = (
+    ("api.create_game", "CARDROOM_RATE_LIMIT_CREATE", get_remote_address),
+    ("api.join_game", "CARDROOM_RATE_LIMIT_JOIN", get_remote_address),
+    ("api.join_game", "CARDROOM_RATE_LIMIT_JOIN_GAME", _address_and_game),
+    ("api.make_move", "CARDROOM_RATE_LIMIT_MOVES", _token_or_address),
+)
 
 
 def _cors(app: Flask) -> None:
