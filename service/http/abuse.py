@@ -29,11 +29,14 @@ all, so browsers keep other sites' pages from calling the API. Bearer tokens tra
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import math
 import time
+from collections.abc import Callable
+from typing import Any
 
-from flask import Flask, Response, current_app, request
+from flask import Flask, Response, current_app, g, request
 from flask_cors import CORS
 from flask_limiter import Limiter
 from flask_limiter.errors import RateLimitExceeded
@@ -91,15 +94,13 @@ def _limits(app: Flask) -> None:
         headers_enabled=False,  # Retry-After on 429 only (below); no X-RateLimit-* chatter
     )
     app.extensions["cardroom_limiter"] = limiter
-    limited = {endpoint for endpoint, _, _ in LIMITS}
 
     @limiter.request_filter
-    def _unlimited() -> bool:
-        # Only these routes have limits (checked by their wrappers), yet the limiter's
-        # before_request hook resolves every request's: a GET /livez in-process, 0.46 ms of
-        # CPU with it, 0.41 ms with this filter, 0.33 ms without a limiter (README
-        # "Benchmarks").
-        return request.endpoint not in limited
+    def _not_in_a_limited_view() -> bool:
+        # Every limit is a route's, checked by its wrapper (below); yet the limiter's
+        # before_request hook resolves each request's limits before any view runs: it is
+        # told to skip (server CPU per pick and per GET, README "Benchmarks").
+        return not g.get(_IN_LIMITED_VIEW, False)
 
     for endpoint, key, per in LIMITS:
 
@@ -110,6 +111,8 @@ def _limits(app: Flask) -> None:
         view = app.view_functions[endpoint]
         # flask-limiter types its wrapper as possibly async; these views are sync.
         app.view_functions[endpoint] = limiter.limit(value, key_func=per, methods=["POST"])(view)  # type: ignore[assignment]
+    for endpoint in {endpoint for endpoint, _, _ in LIMITS}:
+        app.view_functions[endpoint] = _limited_view(app.view_functions[endpoint])
 
     @app.errorhandler(RateLimitExceeded)
     def too_many(error: RateLimitExceeded) -> Response:
@@ -125,6 +128,21 @@ def _limits(app: Flask) -> None:
                 headers={"Retry-After": str(max(1, math.ceil(wait)))},
             )
         )
+
+
+_IN_LIMITED_VIEW = "cardroom_in_limited_view"  # a flag in flask.g
+
+
+def _limited_view(view: Callable[..., Any]) -> Callable[..., Any]:
+    """``view`` (Flask-Limiter's wrapper of a route), run with the flag that lets the
+    limiter's request filter count the request."""
+
+    @functools.wraps(view)
+    def limited(*args: Any, **kwargs: Any) -> Any:
+        setattr(g, _IN_LIMITED_VIEW, True)
+        return view(*args, **kwargs)
+
+    return limited
 
 
 def waiting_games_limit() -> int:
