@@ -57,31 +57,30 @@ Stack = tuple[Frame, ...]  # innermost first
 
 VIEWS = {"make_move": "pick (its view)", "get_game": "GET /games/{id} (its view)"}
 # What a sample is charged to: the first of its frames, innermost first, that one of these
-# matches (name, a part of the frame's package or file, its function or None for any).
+# matches (name, a part of the frame's file path, its function or None for any).
 LIMITER = "rate limiter (Flask-Limiter, limits)"
 DATABASE = "database (psycopg, pool, waiting under gevent)"
 ANSWER = "the view answered (domain view, dump, JSON)"
 WRITE = "gunicorn: write the response"
 OWN = "the route's own code (token, load, idempotency)"
 FEATURES: list[tuple[str, str, str | None]] = [
-    (LIMITER, "flask_limiter", None),
-    (LIMITER, "limits", None),
-    ("access log line", "service/http/observe", "_log_access"),
-    ("metrics (prometheus_client)", "prometheus_client", None),
-    (DATABASE, "psycopg", None),
-    (DATABASE, "psycopg_pool", None),
-    ("receipt (Ed25519 signature, canonical JSON)", "service/keys", "receipt"),
-    ("move body (marshmallow load)", "service/http/api", "move_body"),
-    (ANSWER, "service/http/api", "view_body"),
-    (ANSWER, "service/http/api", "json_response"),
-    ("decide, hash chain, append rows", "service/play", "move"),
-    (OWN, "service/http/api", "make_move"),
-    (OWN, "service/http/api", "get_game"),
-    ("gunicorn: read and parse the request", "gunicorn/http/message", None),
-    ("gunicorn: read and parse the request", "gunicorn/http/parser", None),
-    (WRITE, "service/http/worker", "write"),
-    (WRITE, "gunicorn/http/wsgi", None),
-    ("request hooks (service/http/observe)", "service/http/observe", None),
+    (LIMITER, "/flask_limiter/", None),
+    (LIMITER, "/limits/", None),
+    ("access log line", "/service/http/observe.py", "_log_access"),
+    ("metrics (prometheus_client)", "/prometheus_client/", None),
+    (DATABASE, "/psycopg/", None),
+    (DATABASE, "/psycopg_pool/", None),
+    ("receipt (Ed25519 signature, canonical JSON)", "/service/keys.py", "receipt"),
+    ("move body (marshmallow load)", "/service/http/api.py", "move_body"),
+    (ANSWER, "/service/http/api.py", "view_body"),
+    (ANSWER, "/service/http/api.py", "json_response"),
+    ("decide, hash chain, append rows", "/service/play.py", "move"),
+    (OWN, "/service/http/api.py", "make_move"),
+    (OWN, "/service/http/api.py", "get_game"),
+    (WRITE, "/service/http/worker.py", "write"),
+    (WRITE, "/gunicorn/http/wsgi.py", None),
+    ("gunicorn: read and parse the request", "/gunicorn/http/", None),
+    ("request hooks (service/http/observe)", "/service/http/observe.py", None),
 ]
 
 
@@ -108,9 +107,8 @@ def part(stack: Stack) -> str:
 
 def feature(stack: Stack) -> str:
     for file, function in stack:
-        where = f"{package(file)}/{file.rsplit('/', 1)[-1]}"
         for name, place, wanted in FEATURES:
-            if place in where and (wanted is None or function == wanted):
+            if place in file and (wanted is None or function == wanted):
                 return name
     innermost = package(stack[0][0])
     return "other: " + ("the standard library" if innermost.startswith("stdlib") else innermost)
