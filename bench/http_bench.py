@@ -43,6 +43,7 @@ class HttpResult:
     errors: int
     server_cpu_s: float  # gunicorn's CPU seconds (master and workers) while the clients ran
     floor_p50_ms: float | None = None  # the floor timed right before each pick, if asked
+    client_cpu_s: float = 0.0  # the load generator's CPU seconds (its processes, same cores)
 
     @property
     def cpu_ms_per_pick(self) -> float:
@@ -55,7 +56,8 @@ class HttpResult:
             f"p99 {self.p99_ms:7.3f} ms  {self.picks_per_s:9.1f} picks/s "
             f"({self.clients} clients, {self.workers} gunicorn {SERVER}; "
             f"{self.requests_per_s:.0f} requests/s in all, {self.errors} errors; server CPU "
-            f"{self.cpu_ms_per_pick:.3f} ms per pick)"
+            f"{self.cpu_ms_per_pick:.3f} ms per pick, the clients' "
+            f"{self.client_cpu_s * 1e3 / self.picks:.3f} ms)"
             + (
                 ""
                 if self.floor_p50_ms is None
@@ -239,6 +241,14 @@ def _client(
     return latencies, made, errors, client.floor_latencies
 
 
+def _timed_client(
+    args: tuple[str, int, tuple[str, str] | None],
+) -> tuple[list[float], int, int, list[float], float]:
+    """``_client``'s results and the CPU seconds its process spent on them."""
+    cpu = time.process_time()
+    return (*_client(args), time.process_time() - cpu)
+
+
 def _noop(_: int) -> None:
     pass
 
@@ -263,15 +273,15 @@ def run(
             started = time.perf_counter()
             floor = None if floor_table is None else (url, floor_table)
             jobs = [(base, games_per_client, floor)] * clients
-            results = pool.map(_client, jobs, chunksize=1)
+            results = pool.map(_timed_client, jobs, chunksize=1)
             elapsed = time.perf_counter() - started
             server_cpu = process_tree_cpu(server.pid) - cpu_before
     finally:
         server.terminate()
         server.wait(timeout=30)
-    latencies = sorted(x for lat, _, _, _ in results for x in lat)
-    floors = [x for _, _, _, fl in results for x in fl]
-    made = sum(n for _, n, _, _ in results)
+    latencies = sorted(x for lat, *_ in results for x in lat)
+    floors = [x for _, _, _, fl, _ in results for x in fl]
+    made = sum(n for _, n, *_ in results)
     return HttpResult(
         clients=clients,
         workers=workers,
@@ -280,9 +290,10 @@ def run(
         p99_ms=latencies[int(0.99 * (len(latencies) - 1))] * 1000,
         picks_per_s=len(latencies) / elapsed,
         requests_per_s=made / elapsed,
-        errors=sum(e for _, _, e, _ in results),
+        errors=sum(e for _, _, e, _, _ in results),
         server_cpu_s=server_cpu,
         floor_p50_ms=statistics.median(floors) * 1000 if floors else None,
+        client_cpu_s=sum(cpu for *_, cpu in results),
     )
 
 

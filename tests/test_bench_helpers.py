@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from bench import ceiling, http_bench
+from bench import ceiling, cpu_shares, http_bench
 
 PGBENCH_OUTPUT = """\
 transaction type: insert.sql
@@ -34,3 +34,31 @@ def test_the_cpu_of_a_process_tree_counts_its_children() -> None:
         assert used >= 0.5
     finally:
         parent.communicate(b"\n", timeout=30)
+
+
+SITE = "/venv/lib/python3.11/site-packages"
+LIMITER_WRAPPER = (f"{SITE}/flask_limiter/_limits.py", "__inner")
+MOVE = ("/app/service/http/api.py", "make_move")
+AROUND = [
+    (f"{SITE}/flask/app.py", "dispatch_request"),
+    (f"{SITE}/gunicorn/workers/base_async.py", "handle_request"),
+]
+
+
+def test_a_sample_is_charged_to_the_innermost_feature_on_its_stack() -> None:
+    in_the_append = (
+        (f"{SITE}/psycopg/cursor.py", "execute"),
+        ("/app/service/play.py", "move"),
+        MOVE,
+        LIMITER_WRAPPER,
+        *AROUND,
+    )
+    in_the_limiter = ((f"{SITE}/werkzeug/local.py", "__get__"), LIMITER_WRAPPER, *AROUND)
+    in_the_route = (("/app/service/http/auth.py", "require_token"), MOVE, LIMITER_WRAPPER)
+    assert cpu_shares.feature(in_the_append) == cpu_shares.DATABASE
+    assert cpu_shares.feature(in_the_limiter) == cpu_shares.LIMITER
+    assert cpu_shares.feature(in_the_route) == cpu_shares.OWN
+    assert cpu_shares.part(in_the_append) == "pick (its view)"
+    assert cpu_shares.part(in_the_limiter).startswith("around the views")
+    text = cpu_shares.shares([(in_the_append, 3), (in_the_limiter, 1)], top=2)
+    assert "75.0%  database" in text and "25.0%  rate limiter" in text

@@ -29,11 +29,14 @@ all, so browsers keep other sites' pages from calling the API. Bearer tokens tra
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import math
 import time
+from collections.abc import Callable
+from typing import Any
 
-from flask import Flask, Response, current_app, request
+from flask import Flask, Response, current_app, g, request
 from flask_cors import CORS
 from flask_limiter import Limiter
 from flask_limiter.errors import RateLimitExceeded
@@ -91,12 +94,15 @@ def _limits(app: Flask) -> None:
         headers_enabled=False,  # Retry-After on 429 only (below); no X-RateLimit-* chatter
     )
     app.extensions["cardroom_limiter"] = limiter
-    for endpoint, key, per in (
-        ("api.create_game", "CARDROOM_RATE_LIMIT_CREATE", get_remote_address),
-        ("api.join_game", "CARDROOM_RATE_LIMIT_JOIN", get_remote_address),
-        ("api.join_game", "CARDROOM_RATE_LIMIT_JOIN_GAME", _address_and_game),
-        ("api.make_move", "CARDROOM_RATE_LIMIT_MOVES", _token_or_address),
-    ):
+
+    @limiter.request_filter
+    def _not_in_a_limited_view() -> bool:
+        # Every limit is a route's, counted by its wrapper (below). The limiter's own
+        # before_request hook would first resolve each request's limits, for nothing: it skips
+        # (GET /livez: 13 % fewer instructions; README "Benchmarks").
+        return not g.get(_IN_LIMITED_VIEW, False)
+
+    for endpoint, key, per in LIMITS:
 
         def value(key: str = key) -> str:
             return current_app.config[key]
@@ -105,6 +111,8 @@ def _limits(app: Flask) -> None:
         view = app.view_functions[endpoint]
         # flask-limiter types its wrapper as possibly async; these views are sync.
         app.view_functions[endpoint] = limiter.limit(value, key_func=per, methods=["POST"])(view)  # type: ignore[assignment]
+    for endpoint in {endpoint for endpoint, _, _ in LIMITS}:
+        app.view_functions[endpoint] = _limited_view(app.view_functions[endpoint])
 
     @app.errorhandler(RateLimitExceeded)
     def too_many(error: RateLimitExceeded) -> Response:
@@ -120,6 +128,21 @@ def _limits(app: Flask) -> None:
                 headers={"Retry-After": str(max(1, math.ceil(wait)))},
             )
         )
+
+
+_IN_LIMITED_VIEW = "cardroom_in_limited_view"  # a flag in flask.g
+
+
+def _limited_view(view: Callable[..., Any]) -> Callable[..., Any]:
+    """``view`` (Flask-Limiter's wrapper of a route), run with the flag that lets the
+    limiter's request filter count the request."""
+
+    @functools.wraps(view)
+    def limited(*args: Any, **kwargs: Any) -> Any:
+        setattr(g, _IN_LIMITED_VIEW, True)
+        return view(*args, **kwargs)
+
+    return limited
 
 
 def waiting_games_limit() -> int:
@@ -143,6 +166,15 @@ def _token_or_address() -> str:
     if header is None:
         return f"address:{get_remote_address()}"
     return "token:" + hashlib.sha256(header.encode("utf-8", "surrogateescape")).hexdigest()
+
+
+# The limited routes: (endpoint, the app config key of its limit, what it is counted per).
+LIMITS = (
+    ("api.create_game", "CARDROOM_RATE_LIMIT_CREATE", get_remote_address),
+    ("api.join_game", "CARDROOM_RATE_LIMIT_JOIN", get_remote_address),
+    ("api.join_game", "CARDROOM_RATE_LIMIT_JOIN_GAME", _address_and_game),
+    ("api.make_move", "CARDROOM_RATE_LIMIT_MOVES", _token_or_address),
+)
 
 
 def _cors(app: Flask) -> None:
