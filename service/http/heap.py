@@ -10,19 +10,22 @@ reach the oldest generation, and trigger a full collection once they are a quart
 machine) to find 0-1,200 objects of garbage: every request of that worker waited meanwhile.
 
 So, once the app is loaded: the objects alive then (modules, the app, its routes and schemas)
-are moved out of every collection (``gc.freeze``: they live as long as the process), and the
-young generation is collected every 50,000 net allocations rather than 700, so that what a
-request allocates is mostly freed by its reference counts before a collection sees it. Cycles
-are still collected (the young collections find them: tens of thousands per worker per run of
-bench/streams.py); full collections still run, after 100 collections of the middle generation
-and Python's own rule (a quarter of the old generation new since the last).
+are moved out of every collection (``gc.freeze``: they live as long as the process); the young
+generation is collected every 10,000 net allocations rather than 700, so that what a request
+allocates is mostly freed by its reference counts before a collection sees it; and a full
+collection waits for 100 collections of the middle generation (besides Python's own rule, a
+quarter of the old generation new since the last). Cycles are still collected by the young and
+middle collections (they found tens of thousands a run of bench/streams.py, the full ones about
+ten a second). Why not 50,000: with streams reconnecting 170 times a second, a young collection
+of 50,000 paused a worker for up to a second on this loaded machine (65 ms of CPU on average);
+of 10,000, at most 137 ms of CPU.
 """
 
 from __future__ import annotations
 
 import gc
 
-YOUNG = 50_000  # net allocations of tracked objects between young collections (Python: 700)
+YOUNG = 10_000  # net allocations of tracked objects between young collections (Python: 700)
 MIDDLE = 20  # young collections between collections of the middle generation (Python: 10)
 OLD = 100  # middle collections before a full one may run (Python: 10)
 
