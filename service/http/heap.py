@@ -12,13 +12,13 @@ machine) to find 0-1,200 objects of garbage: every request of that worker waited
 So, once the app is loaded: the objects alive then (modules, the app, its routes and schemas)
 are moved out of every collection (``gc.freeze``: they live as long as the process); the young
 generation is collected every 10,000 net allocations rather than 700, so that what a request
-allocates is mostly freed by its reference counts before a collection sees it; and a full
-collection waits for 100 collections of the middle generation (besides Python's own rule, a
-quarter of the old generation new since the last). Cycles are still collected by the young and
-middle collections (they found tens of thousands a run of bench/streams.py, the full ones about
-ten a second). Why not 50,000: with streams reconnecting 170 times a second, a young collection
-of 50,000 paused a worker for up to a second on this loaded machine (65 ms of CPU on average);
-of 10,000, at most 137 ms of CPU.
+allocates is mostly freed by its reference counts before a collection sees it; the middle one
+every 2 young collections, so that each walks few survivors (every 20: 125-143 ms of CPU each,
+beside 10,000 open); and a full collection waits for 1,000 middle ones (besides Python's own
+rule, a quarter of the old generation new since the last). Cycles are still collected by the
+young and middle collections (tens of thousands a run of bench/streams.py; the full ones found
+about ten a second). With 4,000 streams reconnecting 170 times a second, the longest collection
+took 103 ms of CPU (a young one of 50,000 paused a worker for up to a second).
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ from __future__ import annotations
 import gc
 
 YOUNG = 10_000  # net allocations of tracked objects between young collections (Python: 700)
-MIDDLE = 20  # young collections between collections of the middle generation (Python: 10)
-OLD = 100  # middle collections before a full one may run (Python: 10)
+MIDDLE = 2  # young collections between collections of the middle generation (Python: 10)
+OLD = 1000  # middle collections before a full one may run (Python: 10)
 
 
 def settle() -> None:
