@@ -11,8 +11,10 @@ what it measures is mostly the queue the burst makes) and paced (the same number
 spread evenly over ``--spread`` seconds, the rate printed: what a watcher waits at a steady
 rate; the goal applies to this one), each with the server's CPU (all workers, /proc) and the
 database's committed transactions per pick, deliveries included; memory per open connection
-(PSS of the gunicorn master and workers, before and after opening them). Every stream checks that
-it gets each event exactly once, across the reconnections the server asks for.
+(PSS of the gunicorn master and workers, before and after opening them); and, during each pick
+load, the workers' cycle collections (gc.callbacks, in a sitecustomize of the server's own):
+how many per generation, their CPU time, the longest pause. Every stream checks that it gets
+each event exactly once, across the reconnections the server asks for.
 
 The watchers live in ``--processes`` processes of their own (bench/crowd.py: asyncio protocols
 on raw sockets, so that the load generator is not the bottleneck), on loopback source addresses
@@ -34,6 +36,7 @@ import json
 import multiprocessing
 import os
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -392,20 +395,41 @@ os.register_at_fork(after_in_child=_profile)
 """
 
 
+GC_SITE = """
+import gc, json, os, time
+def _record_collections():
+    path = os.path.join(os.environ["CARDROOM_BENCH_GC"], f"gc-{os.getpid()}.jsonl")
+    started = []
+    def callback(phase, info):
+        if phase == "start":
+            started[:] = [time.perf_counter(), time.thread_time()]
+        elif started:
+            wall, cpu = time.perf_counter() - started[0], time.thread_time() - started[1]
+            with open(path, "a") as out:  # after the timing: its cost is not counted
+                out.write(json.dumps([time.time(), info["generation"], wall, cpu]) + "\\n")
+    gc.callbacks.append(callback)
+os.register_at_fork(after_in_child=_record_collections)
+"""
+
+
 def start_server(
-    url: str, port: int, worker_class: str, profile: str | None = None
+    url: str, port: int, worker_class: str, site: Path, profile: str | None = None
 ) -> subprocess.Popen[bytes]:
     # The bench creates a thousand games from one address: the rate limits would refuse it.
     env = {**os.environ, "DATABASE_URL": url, "CARDROOM_RATE_LIMITS": "off"}
+    # A sitecustomize of the server's alone (no hook in the service): each worker records its
+    # cycle collections (generation, wall and CPU seconds) in ``site``; with ``profile``, also
+    # cProfiles itself from its fork to its exit, timed in CPU seconds of the worker. Under
+    # gevent a function's cumulative time includes the other greenlets that ran while it
+    # waited; its own time does not.
+    code = GC_SITE
+    env["CARDROOM_BENCH_GC"] = str(site)
     if profile:
-        # cProfile in each worker, from its fork to its exit (a sitecustomize of the server's
-        # alone: no hook in the service), timed in CPU seconds of the worker. Under gevent a
-        # function's cumulative time includes the other greenlets that ran while it waited;
-        # its own time does not.
         Path(profile).mkdir(parents=True, exist_ok=True)
-        Path(profile, "sitecustomize.py").write_text(PROFILE_SITE)
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [profile, env.get("PYTHONPATH")]))
+        code += PROFILE_SITE
         env["CARDROOM_BENCH_PROFILE"] = profile
+    (site / "sitecustomize.py").write_text(code)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(site), env.get("PYTHONPATH")]))
     command = [sys.executable, "-m", "service.cli.main", "serve", "--port", str(port)]
     command += ["--no-access-log", "--worker-class", worker_class]
     server = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL)
@@ -419,6 +443,23 @@ def start_server(
         time.sleep(0.1)
     server.kill()
     raise RuntimeError("the server did not start within 60 s")
+
+
+def collections_during(site: Path, start: float, end: float) -> str:
+    """The workers' cycle collections between ``start`` and ``end`` (wall clock), per
+    generation: how many, their CPU seconds in all, the longest pause (wall)."""
+    rows = [
+        json.loads(line)
+        for path in site.glob("gc-*.jsonl")
+        for line in path.read_text().splitlines()
+    ]
+    parts = []
+    for generation in (0, 1, 2):
+        pauses = [row for row in rows if row[1] == generation and start <= row[0] <= end]
+        cpu = sum(row[3] for row in pauses) * 1000
+        longest = max((row[2] for row in pauses), default=0.0) * 1000
+        parts.append(f"gen {generation}: {len(pauses)}, {cpu:.0f} ms CPU, max {longest:.0f} ms")
+    return "; ".join(parts)
 
 
 def raise_open_files_limit() -> int:
@@ -458,7 +499,8 @@ async def run(
     profile: str | None = None,
 ) -> str:
     port = http_bench.free_port()
-    server = start_server(url, port, worker_class, profile)
+    site = Path(tempfile.mkdtemp(prefix="cardroom-streams-site-"))
+    server = start_server(url, port, worker_class, site, profile)
     crowds = Crowds(port, processes)
     lines = []
     try:
@@ -467,7 +509,9 @@ async def run(
         hot = await new_game(api)
 
         log("games created; pick load with no streams")
+        idle_at = time.time()
         idle = await measure_phase(port)
+        idle_gc = collections_during(site, idle_at, time.time())
 
         log(f"fan-out to {HOT_WATCHERS} streams of one game")
         crowds.open(
@@ -508,7 +552,9 @@ async def run(
         await paced.settle(apis)
         log("pick load beside them")
         reconnected = crowds.status()["reconnects"]
+        busy_at = time.time()
         busy = await measure_phase(port)
+        busy_gc = collections_during(site, busy_at, time.time())
         reconnected = crowds.status()["reconnects"] - reconnected
         many_tally = crowds.close()
         lost = hot_tally["lost"] + many_tally["lost"]
@@ -525,6 +571,8 @@ async def run(
             f"  pick p99 ratio {ratio:.2f} (goal <= 1.5); /healthz max with them open "
             f"{max(busy.healthz) * ms:.1f} ms (goal < 100); {reconnected:,} streams reconnected"
             " meanwhile (their lifetime ended)",
+            f"  cycle collections in the workers, no streams: {idle_gc}",
+            f"  cycle collections in the workers, {streams:,} open: {busy_gc}",
             "fan-out, until the last watcher of the game read the pick's first event:",
             f"  {HOT_WATCHERS} streams of one game ({HOT_APPENDS} picks): {hot_fan_out.row()}",
             f"  {streams:,} watchers over {games_count:,} games ({per_game} each, "
@@ -546,6 +594,7 @@ async def run(
         crowds.exit()
         server.terminate()
         server.wait(timeout=60)
+        shutil.rmtree(site, ignore_errors=True)
     return "\n".join(lines)
 
 

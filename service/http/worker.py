@@ -26,6 +26,7 @@ from gunicorn import util
 from gunicorn.http import wsgi as gunicorn_wsgi
 from gunicorn.workers.ggevent import GeventWorker
 
+from service.http import heap
 from service.http.connections import ConnectionSettings
 from service.http.problems import PROBLEM_JSON, PROBLEM_TYPE, Problem
 
@@ -184,6 +185,7 @@ class CardroomWorker(GeventWorker):
         super().load_wsgi()
         self.flask_app = self.wsgi  # the hooks in service/cli/main.py reach the app through it
         self.wsgi = BodyDeadline(self.wsgi, self.settings.body_timeout)
+        heap.settle()  # thousands of open connections: see service/http/heap.py
 
     def timeout_ctx(self) -> gevent.Timeout:
         # Around reading each request's line and headers, and an idle kept-alive connection's
