@@ -42,6 +42,7 @@ from flask_limiter import Limiter
 from flask_limiter.errors import RateLimitExceeded
 from flask_limiter.util import get_remote_address
 
+from service.http import limit_storage
 from service.http.problems import Problem, problem_response
 from service.settings import settings
 
@@ -89,7 +90,7 @@ def _limits(app: Flask) -> None:
     limiter = Limiter(
         get_remote_address,
         app=app,
-        storage_uri="memory://",  # per process: see the module doc
+        storage_uri=f"{limit_storage.SCHEME}://",  # per process: see the module doc
         default_limits=[],
         headers_enabled=False,  # Retry-After on 429 only (below); no X-RateLimit-* chatter
     )
