@@ -196,3 +196,43 @@ def test_after_a_move_made_with_the_keyboard_focus_is_back_in_the_hand(
     page.keyboard.press("Enter")
     expect(page.locator("#game")).not_to_have_attribute("data-version", before or "")
     expect(page.locator("#hand button[data-card]:focus")).to_have_count(1)
+
+
+def test_focus_comes_back_to_the_hand_when_the_view_is_drawn_twice_within_a_frame(
+    contexts: Any, live_server: Any
+) -> None:
+    """Issue 17, on a busy machine: the move's answer and the stream's update can draw the view
+    twice before the browser's next frame; the focus still goes back to the hand. Injected by
+    holding requestAnimationFrame's callbacks until the view has been drawn again."""
+    page = contexts().new_page()
+    page.goto("/")
+    page.select_option("#game", "sequence")
+    page.select_option("#players", "2")
+    page.select_option("#seat-1", "greedy")
+    page.fill("#name", "Kai")
+    page.click("#create-game")
+    page.wait_for_url("**/#/game/*")
+    game_id = page.url.rsplit("/", 1)[1]
+    token = page.evaluate(f"JSON.parse(localStorage['cardroom.seats'])['{game_id}'].token")
+    page.wait_for_selector("#hand.sq-hand-turn button[data-card]")
+    view = seat_view(live_server.url, game_id, token)
+    card = next(p["card"] for p in view["you"]["plays"] if p["cells"])
+    page.locator(f"#hand button[data-card='{card}']").first.focus()
+    page.keyboard.press("Enter")
+    page.locator("#board button.legal").first.focus()
+    before = page.get_attribute("#game", "data-version")
+    page.evaluate(
+        "() => { window.heldFrames = [];"
+        " window.requestAnimationFrame = (f) => window.heldFrames.push(f); }"
+    )
+    page.keyboard.press("Enter")
+    expect(page.locator("#game")).not_to_have_attribute("data-version", before or "")
+    page.evaluate("() => { window.drawnBefore = document.querySelector('.sq-game'); }")
+    page.evaluate("() => window.dispatchEvent(new Event('online'))")  # catches up: draws again
+    page.wait_for_function("() => document.querySelector('.sq-game') !== window.drawnBefore")
+    held = page.evaluate(
+        "() => { const held = window.heldFrames.splice(0);"
+        " held.forEach((f) => f(performance.now())); return held.length; }"
+    )
+    assert held >= 1
+    expect(page.locator("#hand button[data-card]:focus")).to_have_count(1)

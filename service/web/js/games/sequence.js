@@ -566,12 +566,15 @@ function restoreFocus(root, view) {
   if (!want || (!want.now && view.version === want.after)) return;
   refocus = null;
   requestAnimationFrame(() => {
-    if (!root.isConnected) return;
+    // The view may have been drawn again before this frame (the move's answer and the stream's
+    // update can come within one, on a busy machine): the request holds for the page as it is now.
+    const live = root.isConnected ? root : document.querySelector(".sq-game:not(.sq-replay)");
+    if (!live) return;
     const active = document.activeElement;
     if (active && active !== document.body && active.isConnected && !active.disabled) return;
-    const target = (Number.isInteger(want.index) && root.querySelector(`#hand [data-index="${want.index}"]`))
-      || root.querySelector("#hand button:not([disabled])")
-      || root.querySelector("#turn");
+    const target = (Number.isInteger(want.index) && live.querySelector(`#hand [data-index="${want.index}"]`))
+      || live.querySelector("#hand button:not([disabled])")
+      || live.querySelector("#turn");
     target?.focus();
   });
 }
