@@ -89,7 +89,7 @@ def test_a_sequence_game_against_a_bot_on_the_board(contexts: Any, live_server: 
             if moves == 3:
                 screenshot(page, "sequence-2-playing")
         moves += 1
-        expect(page.locator("#game")).not_to_have_attribute("data-version", before or "")
+        expect(page.locator("#game")).not_to_have_attribute("data-version", before)
         if not playable:
             continue
         # The chip placed (or removed, for a one-eyed jack) is on the page's board as in the API.
@@ -171,11 +171,9 @@ def test_on_a_phone_the_hand_stays_beside_the_board_and_cells_say_what_they_show
     assert all(label.startswith(f"{shown},") for shown, label in labels), labels[:3]
 
 
-def test_after_a_move_made_with_the_keyboard_focus_is_back_in_the_hand(
-    contexts: Any, live_server: Any
-) -> None:
-    """Issue 17: the board's cell that took the chip is disabled once the move is made; keyboard
-    focus goes back to the hand (not to the page's top), ready for the next turn."""
+def a_card_on_its_way_to_the_board(contexts: Any, live_server: Any) -> tuple[Page, str]:
+    """A 2-player Sequence game against the greedy bot, played from the keyboard: a playable card
+    chosen in the hand (Enter), a legal cell of the board focused; and the view's version."""
     page = contexts().new_page()
     page.goto("/")
     page.select_option("#game", "sequence")
@@ -193,8 +191,17 @@ def test_after_a_move_made_with_the_keyboard_focus_is_back_in_the_hand(
     page.keyboard.press("Enter")
     page.locator("#board button.legal").first.focus()
     before = page.get_attribute("#game", "data-version")
+    return page, before or ""
+
+
+def test_after_a_move_made_with_the_keyboard_focus_is_back_in_the_hand(
+    contexts: Any, live_server: Any
+) -> None:
+    """Issue 17: the board's cell that took the chip is disabled once the move is made; keyboard
+    focus goes back to the hand (not to the page's top), ready for the next turn."""
+    page, before = a_card_on_its_way_to_the_board(contexts, live_server)
     page.keyboard.press("Enter")
-    expect(page.locator("#game")).not_to_have_attribute("data-version", before or "")
+    expect(page.locator("#game")).not_to_have_attribute("data-version", before)
     expect(page.locator("#hand button[data-card]:focus")).to_have_count(1)
 
 
@@ -204,29 +211,13 @@ def test_focus_comes_back_to_the_hand_when_the_view_is_drawn_twice_within_a_fram
     """Issue 17, on a busy machine: the move's answer and the stream's update can draw the view
     twice before the browser's next frame; the focus still goes back to the hand. Injected by
     holding requestAnimationFrame's callbacks until the view has been drawn again."""
-    page = contexts().new_page()
-    page.goto("/")
-    page.select_option("#game", "sequence")
-    page.select_option("#players", "2")
-    page.select_option("#seat-1", "greedy")
-    page.fill("#name", "Kai")
-    page.click("#create-game")
-    page.wait_for_url("**/#/game/*")
-    game_id = page.url.rsplit("/", 1)[1]
-    token = page.evaluate(f"JSON.parse(localStorage['cardroom.seats'])['{game_id}'].token")
-    page.wait_for_selector("#hand.sq-hand-turn button[data-card]")
-    view = seat_view(live_server.url, game_id, token)
-    card = next(p["card"] for p in view["you"]["plays"] if p["cells"])
-    page.locator(f"#hand button[data-card='{card}']").first.focus()
-    page.keyboard.press("Enter")
-    page.locator("#board button.legal").first.focus()
-    before = page.get_attribute("#game", "data-version")
+    page, before = a_card_on_its_way_to_the_board(contexts, live_server)
     page.evaluate(
         "() => { window.heldFrames = [];"
         " window.requestAnimationFrame = (f) => window.heldFrames.push(f); }"
     )
     page.keyboard.press("Enter")
-    expect(page.locator("#game")).not_to_have_attribute("data-version", before or "")
+    expect(page.locator("#game")).not_to_have_attribute("data-version", before)
     page.evaluate("() => { window.drawnBefore = document.querySelector('.sq-game'); }")
     page.evaluate("() => window.dispatchEvent(new Event('online'))")  # catches up: draws again
     page.wait_for_function("() => document.querySelector('.sq-game') !== window.drawnBefore")
