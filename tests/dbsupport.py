@@ -14,6 +14,9 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
+
+import psycopg
 
 from service.store import db
 
@@ -79,3 +82,12 @@ def create_migrated_database(admin_url: str, name: str) -> str:
     url = db.ensure_database(admin_url, name)
     db.migrate(url)
     return url
+
+
+def terminate_sessions(admin: psycopg.Connection[Any], application_name: str) -> list[Any]:
+    """Cut the server's sessions named ``application_name`` as a dropped connection would; one
+    row per session, ``(True,)`` for each one ended."""
+    return admin.execute(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = %s",
+        (application_name,),
+    ).fetchall()

@@ -9,6 +9,7 @@ import time
 import uuid
 
 import psycopg
+from dbsupport import terminate_sessions
 
 from service.live.hub import Hub
 
@@ -42,12 +43,7 @@ def test_a_lost_connection_wakes_every_waiter_and_the_hub_listens_again(
             # Kill the hub's connection and let it find no database to reconnect to, as in an
             # outage: the wait under way must not sleep through it.
             address[0] = "postgresql://postgres@127.0.0.1:1/test"
-            ended = admin.execute(
-                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
-                " WHERE application_name = %s",
-                (name,),
-            ).fetchall()
-            assert ended == [(True,)]
+            assert terminate_sessions(admin, name) == [(True,)]
             for _ in range(200):  # 10 s at most, not the 30 s the waiter asked for
                 if blocked in woken:
                     break

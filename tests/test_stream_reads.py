@@ -22,6 +22,7 @@ from typing import Any
 import psycopg
 import pytest
 from api_client import ApiClient, LiveServer, Table, expect_status
+from dbsupport import terminate_sessions
 from test_stream import WAIT, open_stream
 
 from service.http import stream
@@ -149,12 +150,7 @@ def test_the_hub_vouches_only_for_what_it_learnt_since_it_listens(database_url: 
             admin.execute("SELECT pg_notify('cardroom_events', %s)", (f"{game} 5",))
             assert hub.wait(game, 3, WAIT)
             assert hub.current(game) == 5  # notified: a later version than any read
-            ended = admin.execute(
-                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
-                " WHERE application_name = %s",
-                (name,),
-            ).fetchall()
-            assert ended == [(True,)]
+            assert terminate_sessions(admin, name) == [(True,)]
         # Reconnected (or not yet): a notification may have been missed meanwhile, so the hub
         # vouches for nothing it learnt before, nor for a read begun before.
         assert hub.wait(game, 5, WAIT)  # woken by the loss (and again by the reconnection)
