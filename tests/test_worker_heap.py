@@ -1,6 +1,6 @@
 """The gevent worker's cycle collector (service/http/heap.py): once its app is loaded, what is
-alive is frozen out of every collection, the young generation is collected less often, and
-a waiting stream holds few objects, so that thousands of open
+alive is frozen out of every collection, the young generation is collected every second and
+otherwise less often, and a waiting stream holds few objects, so that thousands of open
 connections do not make each request wait for long collections."""
 
 from __future__ import annotations
@@ -11,10 +11,11 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
+import gevent
 import pytest
 from gunicorn.workers.ggevent import GeventWorker
 
-from service.http import heap
+from service.http import heap, worker
 from service.http.worker import CardroomWorker
 
 
@@ -66,6 +67,40 @@ def test_cycles_made_after_it_are_still_collected() -> None:
         node.me = node  # type: ignore[attr-defined]
         del node
     assert gc.collect(0) >= 3  # a young collection finds them (not frozen: made after)
+
+
+@pytest.mark.usefixtures("collector")
+def test_the_worker_collects_its_young_generation_every_second(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    spawned: list[tuple[Any, ...]] = []
+    monkeypatch.setattr(worker.gevent, "spawn", lambda *args: spawned.append(args))
+    _loaded_worker(monkeypatch)
+    assert spawned == [(heap.collect_young, gevent.sleep)]
+    assert heap.YOUNG_SECONDS == 1.0
+
+
+def test_collect_young_collects_the_young_generation_after_each_sleep() -> None:
+    slept: list[float] = []
+    collected: list[int] = []
+
+    def sleep(seconds: float) -> None:
+        if len(slept) == 3:
+            raise StopIteration  # ends the loop: three rounds seen
+        slept.append(seconds)
+
+    def callback(phase: str, info: dict[str, int]) -> None:
+        if phase == "stop":
+            collected.append(info["generation"])
+
+    gc.callbacks.append(callback)
+    try:
+        with pytest.raises(StopIteration):
+            heap.collect_young(sleep, 0.25)
+    finally:
+        gc.callbacks.remove(callback)
+    assert slept == [0.25, 0.25, 0.25]
+    assert collected == [0, 0, 0]
 
 
 # A gevent-patched process with N streams waiting on the hub, each watching its client's

@@ -186,6 +186,7 @@ class CardroomWorker(GeventWorker):
         self.flask_app = self.wsgi  # the hooks in service/cli/main.py reach the app through it
         self.wsgi = BodyDeadline(self.wsgi, self.settings.body_timeout)
         heap.settle()  # thousands of open connections: see service/http/heap.py
+        gevent.spawn(heap.collect_young, gevent.sleep)
 
     def timeout_ctx(self) -> gevent.Timeout:
         # Around reading each request's line and headers, and an idle kept-alive connection's
