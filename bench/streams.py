@@ -13,8 +13,9 @@ rate; the goal applies to this one), each with the server's CPU (all workers, /p
 database's committed transactions per pick, deliveries included; memory per open connection
 (PSS of the gunicorn master and workers, before and after opening them); and, during each pick
 load, the workers' cycle collections (gc.callbacks, in a sitecustomize of the server's own):
-how many per generation, their CPU time, the longest pause. Every stream checks that it gets
-each event exactly once, across the reconnections the server asks for.
+how many per generation, their CPU time, the longest pause, the most objects one walked.
+Every stream checks that it gets each event exactly once, across the reconnections the server
+asks for.
 
 The watchers live in ``--processes`` processes of their own (bench/crowd.py: asyncio protocols
 on raw sockets, so that the load generator is not the bottleneck), on loopback source addresses
@@ -402,11 +403,15 @@ def _record_collections():
     started = []
     def callback(phase, info):
         if phase == "start":
-            started[:] = [time.perf_counter(), time.thread_time()]
+            # what the collection walks: the tracked objects of its generations (counted
+            # before the timing starts)
+            walked = sum(len(gc.get_objects(g)) for g in range(info["generation"] + 1))
+            started[:] = [time.perf_counter(), time.thread_time(), walked]
         elif started:
             wall, cpu = time.perf_counter() - started[0], time.thread_time() - started[1]
+            row = [time.time(), info["generation"], wall, cpu, started[2], info["collected"]]
             with open(path, "a") as out:  # after the timing: its cost is not counted
-                out.write(json.dumps([time.time(), info["generation"], wall, cpu]) + "\\n")
+                out.write(json.dumps(row) + "\\n")
     gc.callbacks.append(callback)
 os.register_at_fork(after_in_child=_record_collections)
 """
@@ -418,10 +423,10 @@ def start_server(
     # The bench creates a thousand games from one address: the rate limits would refuse it.
     env = {**os.environ, "DATABASE_URL": url, "CARDROOM_RATE_LIMITS": "off"}
     # A sitecustomize of the server's alone (no hook in the service): each worker records its
-    # cycle collections (generation, wall and CPU seconds) in ``site``; with ``profile``, also
-    # cProfiles itself from its fork to its exit, timed in CPU seconds of the worker. Under
-    # gevent a function's cumulative time includes the other greenlets that ran while it
-    # waited; its own time does not.
+    # cycle collections (generation, wall and CPU seconds, objects walked and freed) in
+    # ``site``; with ``profile``, also cProfiles itself from its fork to its exit, timed in CPU
+    # seconds of the worker. Under gevent a function's cumulative time includes the other
+    # greenlets that ran while it waited; its own time does not.
     code = GC_SITE
     env["CARDROOM_BENCH_GC"] = str(site)
     if profile:
@@ -447,7 +452,8 @@ def start_server(
 
 def collections_during(site: Path, start: float, end: float) -> str:
     """The workers' cycle collections between ``start`` and ``end`` (wall clock), per
-    generation: how many, their CPU seconds in all, the longest pause (wall)."""
+    generation: how many, their CPU seconds in all, the longest pause (wall), and the most
+    objects one of them walked (a count the machine's noise does not move)."""
     rows = [
         json.loads(line)
         for path in site.glob("gc-*.jsonl")
@@ -458,7 +464,11 @@ def collections_during(site: Path, start: float, end: float) -> str:
         pauses = [row for row in rows if row[1] == generation and start <= row[0] <= end]
         cpu = sum(row[3] for row in pauses) * 1000
         longest = max((row[2] for row in pauses), default=0.0) * 1000
-        parts.append(f"gen {generation}: {len(pauses)}, {cpu:.0f} ms CPU, max {longest:.0f} ms")
+        walked = max((row[4] for row in pauses), default=0)
+        parts.append(
+            f"gen {generation}: {len(pauses)}, {cpu:.0f} ms CPU, max {longest:.0f} ms, "
+            f"{walked:,} objects"
+        )
     return "; ".join(parts)
 
 

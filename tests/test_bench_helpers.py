@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
+import time
+from pathlib import Path
 
-from bench import ceiling, cpu_shares, http_bench
+from bench import ceiling, cpu_shares, http_bench, streams
 
 PGBENCH_OUTPUT = """\
 transaction type: insert.sql
@@ -62,3 +65,25 @@ def test_a_sample_is_charged_to_the_innermost_feature_on_its_stack() -> None:
     assert cpu_shares.part(in_the_limiter).startswith("around the views")
     text = cpu_shares.shares([(in_the_append, 3), (in_the_limiter, 1)], top=2)
     assert "75.0%  database" in text and "25.0%  rate limiter" in text
+
+
+def test_the_collections_recorded_by_the_servers_workers_are_summed_per_generation(
+    tmp_path: Path,
+) -> None:
+    """bench/streams.py's sitecustomize records each collection a worker makes; the summary
+    counts those of the phase per generation, with their CPU, longest pause and most walked."""
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(streams.GC_SITE)
+    # the child makes only the collections it asks for
+    child = "import gc, os\nif os.fork() == 0:\n    gc.disable()\n"
+    child += "    gc.collect(0); gc.collect(0); gc.collect(1)\n"
+    child += "    os._exit(0)\nos.wait()\n"
+    env = {**os.environ, "PYTHONPATH": str(site), "CARDROOM_BENCH_GC": str(site)}
+    started = time.time()
+    subprocess.run([sys.executable, "-c", child], env=env, check=True, timeout=60)
+    summary = streams.collections_during(site, started, time.time()).split("; ")
+    assert summary[0].startswith("gen 0: 2, ") and summary[1].startswith("gen 1: 1, ")
+    assert summary[2].startswith("gen 2: 0, ")
+    walked = int(summary[1].split(", ")[-1].removesuffix(" objects").replace(",", ""))
+    assert walked > 0
