@@ -2,20 +2,21 @@
 
 Side by side in one run, on one server: the pick load of bench/http_bench.py (32 clients playing
 whole 4-player games) and ``/healthz`` latency with no stream open, then with ``--streams`` open
-connections (event streams and long polls spread over ``--games`` games, half of the streams
-with a seat's bearer token, the others spectators'); fan-out latency (from the append, its
-event's ``recorded_at``, and from sending the pick, to the moment the last watcher of that game
-has read the event) for 100 streams of one game and for every watcher of the ``--games``
-games, one pick per game, twice: as a burst (8 clients sending as fast as they are answered:
-what it measures is mostly the queue the burst makes) and paced (the same number of picks
-spread evenly over ``--spread`` seconds, the rate printed: what a watcher waits at a steady
-rate; the goal applies to this one), each with the server's CPU (all workers, /proc) and the
-database's committed transactions per pick, deliveries included; memory per open connection
-(PSS of the gunicorn master and workers, before and after opening them); and, during each pick
-load, the workers' cycle collections (gc.callbacks, in a sitecustomize of the server's own):
-how many per generation, their CPU time, the longest pause, the most objects one walked.
-Every stream checks that it gets each event exactly once, across the reconnections the server
-asks for.
+connections (event streams and long polls spread over ``--games`` games, half of the streams with a
+seat's bearer token, the others spectators'), then again with none and with them open (the p99
+ratio compares both loads of each kind: the machine's drift over the run falls on both sides of it,
+not on one); fan-out latency (from the append, its event's ``recorded_at``, and from sending the
+pick, to the moment the last watcher of that game has read the event) for 100 streams of one game
+and for every watcher of the ``--games`` games, one pick per game, twice: as a burst (8 clients
+sending as fast as they are answered: what it measures is mostly the queue the burst makes) and
+paced (the same number of picks spread evenly over ``--spread`` seconds, the rate printed: what a
+watcher waits at a steady rate; the goal applies to this one), each with the server's CPU (all
+workers, /proc) and the database's committed transactions per pick, deliveries included; memory per
+open connection (PSS of the gunicorn master and workers, before and after opening them); and,
+during each pick load, the workers' cycle collections (gc.callbacks, in a sitecustomize of the
+server's own): how many per generation, their CPU time, the longest pause, the most objects one
+walked. Every stream checks that it gets each event exactly once, across the reconnections the
+server asks for.
 
 The watchers live in ``--processes`` processes of their own (bench/crowd.py: asyncio protocols
 on raw sockets, so that the load generator is not the bottleneck), on loopback source addresses
@@ -236,6 +237,14 @@ class Phase:
             f"p99 {percentile(self.healthz, 0.99) * ms:6.1f} ms  "
             f"max {max(self.healthz) * ms:6.1f} ms ({len(self.healthz)})"
         )
+
+
+def pooled(phases: list[Phase]) -> Phase:
+    return Phase(
+        [x for phase in phases for x in phase.picks],
+        sum(phase.failed for phase in phases),
+        [x for phase in phases for x in phase.healthz],
+    )
 
 
 async def measure_phase(port: int) -> Phase:
@@ -520,8 +529,8 @@ async def run(
 
         log("games created; pick load with no streams")
         idle_at = time.time()
-        idle = await measure_phase(port)
-        idle_gc = collections_during(site, idle_at, time.time())
+        idles = [await measure_phase(port)]
+        idle_gc = [collections_during(site, idle_at, time.time())]
 
         log(f"fan-out to {HOT_WATCHERS} streams of one game")
         crowds.open(
@@ -563,26 +572,53 @@ async def run(
         log("pick load beside them")
         reconnected = crowds.status()["reconnects"]
         busy_at = time.time()
-        busy = await measure_phase(port)
-        busy_gc = collections_during(site, busy_at, time.time())
+        busies = [await measure_phase(port)]
+        busy_gc = [collections_during(site, busy_at, time.time())]
         reconnected = crowds.status()["reconnects"] - reconnected
-        many_tally = crowds.close()
-        lost = hot_tally["lost"] + many_tally["lost"]
-        doubled = hot_tally["doubled"] + many_tally["doubled"]
-        errors = Counter(hot_tally["errors"]) + Counter(many_tally["errors"])
+        tallies = [hot_tally, crowds.close()]
+
+        # Again, none open then all open: the machine's own drift over the run (it is shared,
+        # and absolute times move 2x) falls on both sides of the ratio, not on one.
+        await asyncio.sleep(1)
+        log("pick load with no streams, again")
+        idle_at = time.time()
+        idles.append(await measure_phase(port))
+        idle_gc.append(collections_during(site, idle_at, time.time()))
+        log(f"opening {streams:,} watchers again; pick load beside them")
+        crowds.open(watcher_specs(games, streams))
+        await wait_open(crowds, streams, 300)
+        await asyncio.sleep(2)
+        busy_at = time.time()
+        busies.append(await measure_phase(port))
+        busy_gc.append(collections_during(site, busy_at, time.time()))
+        tallies.append(crowds.close())
+        lost = sum(tally["lost"] for tally in tallies)
+        doubled = sum(tally["doubled"] for tally in tallies)
+        errors = sum((Counter(tally["errors"]) for tally in tallies), Counter())
+        idle, busy = pooled(idles), pooled(busies)
 
         ratio = percentile(busy.picks, 0.99) / percentile(idle.picks, 0.99)
         ms = 1000
         lines += [
             f"cardroom serve defaults ({worker_class} worker), {PICK_CLIENTS} pick clients; "
             f"watchers in {processes} processes",
-            f"  no streams      {idle.row()}",
-            f"  {streams:>6,} open   {busy.row()}",
-            f"  pick p99 ratio {ratio:.2f} (goal <= 1.5); /healthz max with them open "
-            f"{max(busy.healthz) * ms:.1f} ms (goal < 100); {reconnected:,} streams reconnected"
-            " meanwhile (their lifetime ended)",
-            f"  cycle collections in the workers, no streams: {idle_gc}",
-            f"  cycle collections in the workers, {streams:,} open: {busy_gc}",
+            "  four pick loads: with no stream open, with them open, with none, with them open",
+            *(f"  {n}. no streams   {phase.row()}" for n, phase in zip((1, 3), idles, strict=True)),
+            *(
+                f"  {n}. {streams:>6,} open {phase.row()}"
+                for n, phase in zip((2, 4), busies, strict=True)
+            ),
+            f"  both no streams {idle.row()}",
+            f"  both {streams:>6,}  {busy.row()}",
+            f"  pick p99 ratio {ratio:.2f} (goal <= 1.5; each pair: "
+            f"{percentile(busies[0].picks, 0.99) / percentile(idles[0].picks, 0.99):.2f}, "
+            f"{percentile(busies[1].picks, 0.99) / percentile(idles[1].picks, 0.99):.2f}); "
+            f"/healthz max with them open {max(busy.healthz) * ms:.1f} ms (goal < 100); "
+            f"{reconnected:,} streams reconnected during load 2 (their lifetime ended)",
+            *(
+                f"  cycle collections in the workers, load {n}: {gc}"
+                for n, gc in enumerate((idle_gc[0], busy_gc[0], idle_gc[1], busy_gc[1]), 1)
+            ),
             "fan-out, until the last watcher of the game read the pick's first event:",
             f"  {HOT_WATCHERS} streams of one game ({HOT_APPENDS} picks): {hot_fan_out.row()}",
             f"  {streams:,} watchers over {games_count:,} games ({per_game} each, "
@@ -594,8 +630,9 @@ async def run(
             f"memory: {before_kb / 1024:.0f} MB -> {after_kb / 1024:.0f} MB PSS (master + "
             f"workers) with {streams:,} open: {(after_kb - before_kb) / streams:.1f} KB per "
             f"connection (goal < 50); opened in {open_seconds:.1f} s",
-            f"streams: {lost} events lost, {doubled} doubled, {many_tally['reconnects']} "
-            f"reconnections; {many_tally['open_now']:,} still open at the end; "
+            f"streams: {lost} events lost, {doubled} doubled, "
+            f"{sum(tally['reconnects'] for tally in tallies)} reconnections; "
+            f"{tallies[-1]['open_now']:,} still open at the end; "
             f"errors {dict(errors)}",
         ]
     finally:
