@@ -39,7 +39,10 @@ from openapi_core.contrib.requests import RequestsOpenAPIRequest, RequestsOpenAP
 from openapi_core.deserializing.media_types.util import json_loads, plain_loads
 from openapi_core.templating.paths.exceptions import PathError
 from openapi_schema_validator import OAS31Validator
+from psycopg_pool import ConnectionPool
 from werkzeug.serving import WSGIRequestHandler, make_server
+
+from service.http.app import create_app
 
 SPEC_PATH = Path(__file__).resolve().parent.parent / "openapi.yaml"
 PROBLEM_JSON = "application/problem+json"
@@ -177,6 +180,18 @@ def serve(app: Flask) -> Iterator[str]:
 class LiveServer:
     url: str
     app: Flask
+
+
+@contextmanager
+def serving(pool: ConnectionPool) -> Iterator[LiveServer]:
+    """The app on ``pool``, served until the block ends; its hub stops with it (before the
+    database may be dropped: the hub would keep reconnecting to it)."""
+    app = create_app(pool=pool)
+    try:
+        with serve(app) as url:
+            yield LiveServer(url, app)
+    finally:
+        app.extensions["cardroom_live"].stop()
 
 
 # --- the client -------------------------------------------------------------------------------

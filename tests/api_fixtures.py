@@ -6,6 +6,10 @@ Load them in a test module with ``pytest_plugins = ["api_fixtures"]`` (pytest lo
 ``live_server`` runs ``create_app(pool=...)`` under werkzeug's threaded server on 127.0.0.1 and a
 free port, in a background thread, once per test session (per xdist worker), and shuts it down
 at the end. ``api`` is a spec-checking client without a token (a spectator).
+
+A module whose games must stay out of the shared database (see ``dbsupport.own_database``)
+overrides ``database_url``, ``pool`` and ``live_server`` with module-scoped fixtures of its own,
+``live_server`` built with ``api_client.serving``.
 """
 
 from __future__ import annotations
@@ -13,17 +17,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from api_client import ApiClient, LiveServer, serve
+from api_client import ApiClient, LiveServer, serving
 from psycopg_pool import ConnectionPool
-
-from service.http.app import create_app
 
 
 @pytest.fixture(scope="session")
 def live_server(pool: ConnectionPool) -> Iterator[LiveServer]:
-    app = create_app(pool=pool)
-    with serve(app) as url:
-        yield LiveServer(url, app)
+    with serving(pool) as server:
+        yield server
 
 
 @pytest.fixture

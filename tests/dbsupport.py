@@ -11,7 +11,8 @@ import os
 import secrets
 import shutil
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -82,6 +83,20 @@ def create_migrated_database(admin_url: str, name: str) -> str:
     url = db.ensure_database(admin_url, name)
     db.migrate(url)
     return url
+
+
+@contextmanager
+def own_database(admin_url: str) -> Iterator[str]:
+    """A fresh migrated database next to ``admin_url``'s, dropped at the end: the home of games
+    no honest service holds (of made-up kinds, or rows changed as the owner). In the run's
+    shared database every other test's lobby listing (``GET /games`` folds each game it lists)
+    would meet them, and log a traceback for each."""
+    name = new_database_name()
+    url = create_migrated_database(admin_url, name)
+    try:
+        yield url
+    finally:
+        db.drop_database(admin_url, name)
 
 
 def terminate_sessions(admin: psycopg.Connection[Any], application_name: str) -> list[Any]:

@@ -9,6 +9,7 @@ response checked against openapi.yaml by ``ApiClient``.
 from __future__ import annotations
 
 import json
+import logging
 import random
 import threading
 import uuid
@@ -18,6 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from typing import Any
 
+import dbsupport
 import pytest
 import requests
 from api_client import (
@@ -30,6 +32,7 @@ from api_client import (
     random_move,
     seed_matches,
     serve,
+    serving,
 )
 from psycopg_pool import ConnectionPool
 
@@ -40,6 +43,7 @@ from domain.sushigo.shuffle import shuffled
 from service.errors import ServiceError
 from service.http.app import create_app
 from service.play import GameService
+from service.store.db import make_pool
 from service.store.events import EventStore
 
 pytest_plugins = ["api_fixtures"]
@@ -982,14 +986,26 @@ def test_the_games_list_narrowed_to_given_ids(api: ApiClient) -> None:
     expect_problem(bad, 400, "invalid_request")
 
 
+@pytest.fixture
+def apart(database_url: str) -> Iterator[tuple[EventStore, ApiClient]]:
+    """The store and a client of the app on a database of their own (dbsupport.own_database):
+    games that do not fold must not meet other tests' lobby listings."""
+    with (
+        dbsupport.own_database(database_url) as url,
+        make_pool(url, max_size=4) as pool,
+        serving(pool) as server,
+        ApiClient(server.url) as api,
+    ):
+        yield EventStore(pool), api
+
+
 def test_a_game_that_cannot_be_folded_is_listed_without_its_seats(
-    api: ApiClient, pool: ConnectionPool
+    apart: tuple[EventStore, ApiClient], caplog: pytest.LogCaptureFixture
 ) -> None:
     """The lobby's rows are read from each game's folded state: a game of a kind this service
-    does not host, or one whose events do not fold, is still listed (no 500 for the others)."""
-    from service.store.events import EventStore
-
-    store = EventStore(pool)
+    does not host, or one whose events do not fold, is still listed (no 500 for the others),
+    and the error log says which game, with the exception."""
+    store, api = apart
     odd, broken = uuid.uuid4(), uuid.uuid4()
     store.create_game(odd, "checkers", b"s" * 32, [Event("game_created", {"seats": 2})])
     good = api.create_game(2)["game_id"]
@@ -998,8 +1014,14 @@ def test_a_game_that_cannot_be_folded_is_listed_without_its_seats(
     events = [Event("game_created", created["data"]), Event("card_picked", bad_pick)]
     store.create_game(broken, "sushi-go", b"s" * 32, events)
     ids = ",".join([str(odd), str(broken), good])
-    page = api.get("/games", params={"ids": ids, "limit": 10}).json()
+    with caplog.at_level(logging.ERROR, logger="service.http.api"):
+        page = api.get("/games", params={"ids": ids, "limit": 10}).json()
     rows = {g["game_id"]: g for g in page["games"]}
     assert set(rows) == {str(odd), str(broken), good}
     assert rows[str(odd)]["seats"] == [] and rows[str(broken)]["seats"] == []
     assert len(rows[good]["seats"]) == 2
+    logged = [r for r in caplog.records if r.name == "service.http.api"]
+    assert sorted(r.getMessage() for r in logged) == sorted(
+        f"game {game} cannot be folded; listed without its seats" for game in (odd, broken)
+    )
+    assert all(r.levelno == logging.ERROR and r.exc_info for r in logged)

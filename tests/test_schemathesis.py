@@ -17,23 +17,18 @@ from psycopg_pool import ConnectionPool
 
 from bench import fuzz
 from service.http.app import create_app
-from service.store.db import drop_database, make_pool
+from service.store.db import make_pool
 
 MAX_EXAMPLES = 25  # per operation; the stateful run below adds a few hundred steps
 
 
 @pytest.fixture(scope="module")
 def honest_pool(database_url: str) -> Iterator[ConnectionPool]:
-    """A database of its own. Why: the run's shared database holds games that other tests
-    corrupted on purpose as the database owner (tests/test_tamper.py), which no honest service
-    holds; the stateful run lists games and would wander into them."""
-    name = dbsupport.new_database_name()
-    url = dbsupport.create_migrated_database(database_url, name)
-    try:
-        with make_pool(url, max_size=4) as pool:
-            yield pool
-    finally:
-        drop_database(database_url, name)
+    """A database of its own. Why: the stateful run lists games and would wander into other
+    tests' games; it checks the service on games the service made (the tests that write games no
+    honest service holds keep them in databases of their own too: dbsupport.own_database)."""
+    with dbsupport.own_database(database_url) as url, make_pool(url, max_size=4) as pool:
+        yield pool
 
 
 @pytest.fixture(scope="module")

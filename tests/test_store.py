@@ -1,16 +1,21 @@
-"""EventStore against a real PostgreSQL (see conftest.py). Tests share one database: every test
-makes its own games (fresh UUIDs) and filters listings by a game name of its own."""
+"""EventStore against a real PostgreSQL (see conftest.py). The module's tests share a database of
+their own (``dbsupport.own_database``: their games are of made-up kinds, which no service can
+fold, so they stay out of other tests' lobby listings): every test makes its own games (fresh
+UUIDs) and filters listings by a game name of its own."""
 
 from __future__ import annotations
 
 import hashlib
 import threading
 import uuid
+from collections.abc import Iterator
 from typing import Any
 from uuid import UUID
 
+import dbsupport
 import psycopg
 import pytest
+from psycopg_pool import ConnectionPool
 
 from domain.chain import first_break
 from domain.decider import GAME_CREATED, GAME_ENDED, GAME_STARTED, SEAT_LEFT, SEAT_TAKEN, Event
@@ -25,6 +30,23 @@ from service.store.events import (
 )
 
 SEED = b"\x01" * 32
+
+
+@pytest.fixture(scope="module")
+def database_url(database_url: str) -> Iterator[str]:
+    with dbsupport.own_database(database_url) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def pool(database_url: str) -> Iterator[ConnectionPool]:
+    with make_pool(database_url, max_size=12) as opened:
+        yield opened
+
+
+@pytest.fixture(scope="module")
+def store(pool: ConnectionPool) -> EventStore:
+    return EventStore(pool)
 
 
 def created(**data: Any) -> Event:

@@ -5,6 +5,9 @@ database owner — lifting the append-only guard inside its own transaction — 
 ``GET /games/{id}/audit`` names the first bad version. A naive attacker leaves the hash chain
 broken; a careful one recomputes every hash afterwards, and is caught by the seed commitment or
 by re-deciding the game from its picks.
+
+The module runs on a database of its own (``dbsupport.own_database``): a tampered game no longer
+folds, and other tests' lobby listings must not meet it.
 """
 
 from __future__ import annotations
@@ -14,14 +17,35 @@ import uuid
 from collections.abc import Iterator
 from typing import Any
 
+import dbsupport
 import psycopg
 import pytest
-from api_client import ApiClient, Table, play_to_end
+from api_client import ApiClient, LiveServer, Table, play_to_end, serving
 from psycopg.types.json import Jsonb
+from psycopg_pool import ConnectionPool
 
 from domain.chain import GENESIS, event_hash
+from service.store.db import make_pool
 
 pytest_plugins = ["api_fixtures"]
+
+
+@pytest.fixture(scope="module")
+def database_url(database_url: str) -> Iterator[str]:
+    with dbsupport.own_database(database_url) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def pool(database_url: str) -> Iterator[ConnectionPool]:
+    with make_pool(database_url, max_size=8) as opened:
+        yield opened
+
+
+@pytest.fixture(scope="module")
+def live_server(pool: ConnectionPool) -> Iterator[LiveServer]:
+    with serving(pool) as server:
+        yield server
 
 
 @pytest.fixture
