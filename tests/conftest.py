@@ -18,6 +18,7 @@ from typing import Any
 import dbsupport
 import psycopg
 import pytest
+from logging_guard import LoggingGuard
 from psycopg_pool import ConnectionPool
 
 from service.store.db import drop_database, make_pool
@@ -55,6 +56,11 @@ class _RunDatabase:
 
 
 _run_key = pytest.StashKey[_RunDatabase]()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # Tests that run `cardroom` in-process must not leave its logging set-up to later tests.
+    config.pluginmanager.register(LoggingGuard(), "cardroom-logging-guard")
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist's own sessionstart starts the workers
