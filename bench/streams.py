@@ -12,11 +12,11 @@ sending as fast as they are answered: what it measures is mostly the queue the b
 paced (the same number of picks spread evenly over ``--spread`` seconds, the rate printed: what a
 watcher waits at a steady rate; the goal applies to this one), each with the server's CPU (all
 workers, /proc) and the database's committed transactions per pick, deliveries included; memory per
-open connection (PSS of the gunicorn master and workers, before and after opening them); and,
-during each pick load, the workers' cycle collections (gc.callbacks, in a sitecustomize of the
-server's own): how many per generation, their CPU time, the longest pause, the most objects one
-walked. Every stream checks that it gets each event exactly once, across the reconnections the
-server asks for.
+open connection (PSS of the gunicorn master and workers, before and after opening them); the
+server's CPU over 30 s with them open and nothing else happening; and, during each pick load, the
+workers' cycle collections (gc.callbacks, in a sitecustomize of the server's own): how many per
+generation, their CPU time, the longest pause, the most objects one walked. Every stream checks
+that it gets each event exactly once, across the reconnections the server asks for.
 
 The watchers live in ``--processes`` processes of their own (bench/crowd.py: asyncio protocols
 on raw sockets, so that the load generator is not the bottleneck), on loopback source addresses
@@ -62,6 +62,7 @@ PER_ADDRESS = 20  # connections per loopback source address (the server's cap is
 LONG_POLL_SHARE = 0.2  # of the open connections; the rest are event streams
 HOT_WATCHERS = 100
 HOT_APPENDS = 20
+QUIET_SECONDS = 30  # a heartbeat (15 s) or two of each stream, a long poll's whole wait (30 s)
 PICK_CLIENTS = 32
 
 
@@ -569,6 +570,10 @@ async def run(
         await burst.settle(apis)
         paced = await accounted(server.pid, url, fan_out(crowds, apis, games, per_game, spread))
         await paced.settle(apis)
+        log(f"{QUIET_SECONDS} s with nothing else happening")
+        quiet = http_bench.process_tree_cpu(server.pid)
+        await asyncio.sleep(QUIET_SECONDS)
+        quiet = (http_bench.process_tree_cpu(server.pid) - quiet) / QUIET_SECONDS
         log("pick load beside them")
         reconnected = crowds.status()["reconnects"]
         busy_at = time.time()
@@ -630,6 +635,8 @@ async def run(
             f"memory: {before_kb / 1024:.0f} MB -> {after_kb / 1024:.0f} MB PSS (master + "
             f"workers) with {streams:,} open: {(after_kb - before_kb) / streams:.1f} KB per "
             f"connection (goal < 50); opened in {open_seconds:.1f} s",
+            f"the open connections' own work (heartbeats, long polls ending), {QUIET_SECONDS} s "
+            f"with nothing else happening: the server's CPU {quiet * 100:.1f} % of one core",
             f"streams: {lost} events lost, {doubled} doubled, "
             f"{sum(tally['reconnects'] for tally in tallies)} reconnections; "
             f"{tallies[-1]['open_now']:,} still open at the end; "
