@@ -186,7 +186,13 @@ class LiveServer:
 def serving(pool: ConnectionPool) -> Iterator[LiveServer]:
     """The app on ``pool``, served until the block ends; its hub stops with it (before the
     database may be dropped: the hub would keep reconnecting to it)."""
-    app = create_app(pool=pool)
+    with serving_app(create_app(pool=pool)) as server:
+        yield server
+
+
+@contextmanager
+def serving_app(app: Flask) -> Iterator[LiveServer]:
+    """``app`` served until the block ends, its hub stopped with it (as ``serving``)."""
     try:
         with serve(app) as url:
             yield LiveServer(url, app)

@@ -1,5 +1,12 @@
 """Abuse limits (429 rate_limited on creating and joining games), CORS for an allow-list of
-origins, and a server whose logs never hold a seat's bearer token."""
+origins, and a server whose logs never hold a seat's bearer token.
+
+The cap on waiting games is counted in the database, per address, and every test's address is
+127.0.0.1: the games other tests leave waiting would count against it (test_private_games.py,
+test_api_leaving.py, ... leave some). So the module runs on a database of its own
+(``dbsupport.own_database``), and each app with limits on has a seed key of its own
+(``own_app``), so that its count holds only the seats taken through it, whatever ran before.
+"""
 
 from __future__ import annotations
 
@@ -11,12 +18,23 @@ import sys
 import time
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
+import dbsupport
 import pytest
 import requests
-from api_client import ApiClient, LiveServer, Table, expect_problem, expect_status, play_to_end
-from api_client import serve as serve_app
+from api_client import (
+    ApiClient,
+    LiveServer,
+    Table,
+    expect_problem,
+    expect_status,
+    play_to_end,
+    serving,
+    serving_app,
+)
 from limits import parse
 from limits.storage import MemoryStorage
 from limits.strategies import FixedWindowRateLimiter
@@ -26,11 +44,42 @@ from service import keys
 from service.http import abuse
 from service.http.app import create_app
 from service.http.limit_storage import SweptMemoryStorage
-from service.store.db import ROOT
+from service.store.db import ROOT, make_pool
 
 pytest_plugins = ["api_fixtures"]
 
 ALLOWED = "https://play.example.com"
+
+
+@pytest.fixture(scope="module")
+def database_url(database_url: str) -> Iterator[str]:
+    with dbsupport.own_database(database_url) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def pool(database_url: str) -> Iterator[ConnectionPool]:
+    with make_pool(database_url, max_size=8) as opened:
+        yield opened
+
+
+@pytest.fixture(scope="module")
+def live_server(pool: ConnectionPool) -> Iterator[LiveServer]:
+    with serving(pool) as server:
+        yield server
+
+
+@contextmanager
+def own_app(pool: ConnectionPool, config: dict[str, Any]) -> Iterator[str]:
+    """``create_app`` with ``config``, served (its URL), on the run's keys rotated to a fresh
+    pair (as ``cardroom keys --rotate`` does): it opens the seeds other apps sealed (so it may
+    deal their games), and it counts seats afresh (``Keyring.client_hash`` is keyed by the active
+    seed key), so not those other apps took from the same address (127.0.0.1)."""
+    app = create_app(pool=pool, config=config)
+    rotated = [*keys.read_document()["keys"], *keys.new_pair()]
+    app.extensions["cardroom"].keys = keys.Keyring.from_jwks({"keys": rotated})
+    with serving_app(app) as server:
+        yield server.url
 
 
 # --- rate limits ---------------------------------------------------------------------------------
@@ -43,7 +92,7 @@ def limited(pool: ConnectionPool) -> Iterator[str]:
         "CARDROOM_RATE_LIMIT_CREATE": "3/minute",
         "CARDROOM_RATE_LIMIT_JOIN": "2/minute",
     }
-    with serve_app(create_app(pool=pool, config=config)) as url:
+    with own_app(pool, config) as url:
         yield url
 
 
@@ -79,7 +128,7 @@ def test_joins_into_one_game_are_limited_apart_from_other_games(
         "CARDROOM_RATE_LIMIT_JOIN": "1000/minute",
         "CARDROOM_RATE_LIMIT_JOIN_GAME": "2/minute",
     }
-    with serve_app(create_app(pool=pool, config=config)) as url, ApiClient(url) as api:
+    with own_app(pool, config) as url, ApiClient(url) as api:
         first, second = (api.create_game(4, game=game) for _ in range(2))
         api.join(first["game_id"], "one")
         api.join(first["game_id"], "two")
@@ -93,12 +142,9 @@ def test_joins_into_one_game_are_limited_apart_from_other_games(
 
 @pytest.fixture
 def capped(pool: ConnectionPool) -> Iterator[str]:
-    """An app whose addresses may hold seats in 2 waiting games. Its keys are its own, so the
-    address it sees (127.0.0.1, like every test's) hashes apart from other apps' seats."""
+    """An app whose addresses may hold seats in 2 waiting games (and counts only its own)."""
     config = {"RATELIMIT_ENABLED": True, "CARDROOM_WAITING_GAMES_PER_ADDRESS": 2}
-    app = create_app(pool=pool, config=config)
-    app.extensions["cardroom"].keys = keys.Keyring.from_jwks({"keys": keys.new_pair()})
-    with serve_app(app) as url:
+    with own_app(pool, config) as url:
         yield url
 
 
@@ -133,11 +179,31 @@ def test_a_seat_left_no_longer_counts_against_the_cap(capped: str, game: str) ->
         assert seat["seat"] == 0
 
 
+def test_an_own_app_counts_none_of_the_seats_taken_through_other_apps(
+    pool: ConnectionPool, live_server: LiveServer
+) -> None:
+    """What keeps these tests apart from the games others leave waiting: seats the address took
+    through a server on the run's keys (as every other test's is) fill the cap of an app on the
+    same keys, not an ``own_app``'s."""
+    with ApiClient(live_server.url) as other:
+        for _ in range(2):
+            other.join(other.create_game(2)["game_id"], "elsewhere")
+    config = {"RATELIMIT_ENABLED": True, "CARDROOM_WAITING_GAMES_PER_ADDRESS": 2}
+    with (
+        serving_app(create_app(pool=pool, config=config)) as same_keys,
+        ApiClient(same_keys.url) as api,
+    ):
+        game_id = api.create_game(2)["game_id"]
+        response = api.post(f"/games/{game_id}/players", {"name": "one"})
+        expect_problem(response, 409, "too_many_waiting_games")
+    with own_app(pool, config) as url, ApiClient(url) as api:
+        api.join(api.create_game(2)["game_id"], "one")
+        api.join(api.create_game(2)["game_id"], "two")
+
+
 def test_the_waiting_games_cap_is_off_with_the_rate_limits(pool: ConnectionPool) -> None:
     config = {"RATELIMIT_ENABLED": False, "CARDROOM_WAITING_GAMES_PER_ADDRESS": 1}
-    app = create_app(pool=pool, config=config)
-    app.extensions["cardroom"].keys = keys.Keyring.from_jwks({"keys": keys.new_pair()})
-    with serve_app(app) as url, ApiClient(url) as api:
+    with own_app(pool, config) as url, ApiClient(url) as api:
         waiting = [api.create_game(2)["game_id"] for _ in range(3)]
         seats = [api.join(game_id, "one")["seat"] for game_id in waiting]  # 201 each, no 409
         assert seats == [0, 0, 0]
@@ -148,7 +214,7 @@ def test_moves_are_rate_limited_per_token(pool: ConnectionPool) -> None:
     """A flood of moves from one token is cut off; another seat, from the same address, plays
     on (issue 12)."""
     config = {"RATELIMIT_ENABLED": True, "CARDROOM_RATE_LIMIT_MOVES": "3/minute"}
-    with serve_app(create_app(pool=pool, config=config)) as url, ApiClient(url) as api:
+    with own_app(pool, config) as url, ApiClient(url) as api:
         table = Table.open(api, 2)
         flooder, other = table.players
         body = {"round": 1, "turn": 1, "cards": ["tempura"]}
@@ -169,7 +235,7 @@ def test_a_rate_limited_answer_is_not_stored_for_retries(pool: ConnectionPool) -
     config = {"RATELIMIT_ENABLED": True, "CARDROOM_RATE_LIMIT_CREATE": "2/second"}
     body = {"game": "sushi-go", "players": 2}
     key = {"Idempotency-Key": str(uuid.uuid4())}
-    with serve_app(create_app(pool=pool, config=config)) as url, ApiClient(url) as api:
+    with own_app(pool, config) as url, ApiClient(url) as api:
         while True:  # use up the second's allowance (the window may turn meanwhile)
             response = api.post("/games", body, headers=key)
             if response.status_code == 429:
@@ -243,8 +309,8 @@ def test_the_app_counts_its_limits_in_the_swept_storage(pool: ConnectionPool) ->
 @pytest.fixture(scope="module")
 def cors(pool: ConnectionPool) -> Iterator[str]:
     config = {"CARDROOM_CORS_ORIGINS": f"{ALLOWED}, https://bots.example.org"}
-    with serve_app(create_app(pool=pool, config=config)) as url:
-        yield url
+    with serving_app(create_app(pool=pool, config=config)) as server:
+        yield server.url
 
 
 def test_cors_answers_allowed_origins_only(cors: str) -> None:
