@@ -28,8 +28,9 @@ connections a worker's young generation grew to 75,000-118,000 live objects betw
 collections, and each took 35-100 ms of CPU (up to 182 ms of wall time: every request of that
 worker waited). So each worker also collects its young generation every second
 (:func:`collect_young`): what a second of them allocates is a few thousand objects, walked in a
-few milliseconds. The middle generation then follows every 2 seconds, and a full collection
-at most every 2,000 s (and only once the old generation grew by a quarter since the last).
+few milliseconds. The middle generation then follows every third second (as Python would after
+2 young collections), and a full collection at most every 3,000 s (and only once the old
+generation grew by a quarter since the last).
 """
 
 from __future__ import annotations
@@ -51,8 +52,16 @@ def settle() -> None:
 
 
 def collect_young(sleep: Callable[[float], object], seconds: float = YOUNG_SECONDS) -> None:
-    """Forever: ``sleep(seconds)``, then collect the young generation (in a worker, as a
-    greenlet of its own: ``sleep`` is gevent's)."""
+    """Forever: ``sleep(seconds)``, then collect the young generation, or the young and middle
+    ones when they are due (in a worker, as a greenlet of its own: ``sleep`` is gevent's)."""
     while True:
         sleep(seconds)
-        gc.collect(0)
+        gc.collect(_due())
+
+
+def _due() -> int:
+    """1 once MIDDLE young collections passed since the middle generation's last, else 0.
+    Python applies its thresholds only to the collections it starts itself: young ones asked
+    for alone would leave the middle generation to grow with every survivor (each connection
+    opened since), for the next collection Python starts to walk all at once."""
+    return 1 if gc.get_count()[1] > MIDDLE else 0
