@@ -197,8 +197,8 @@ def test_an_own_app_counts_none_of_the_seats_taken_through_other_apps(
         response = api.post(f"/games/{game_id}/players", {"name": "one"})
         expect_problem(response, 409, "too_many_waiting_games")
     with own_app(pool, config) as url, ApiClient(url) as api:
-        api.join(api.create_game(2)["game_id"], "one")
-        api.join(api.create_game(2)["game_id"], "two")
+        seats = [api.join(api.create_game(2)["game_id"], name)["seat"] for name in ("one", "two")]
+        assert seats == [0, 0]  # both joins taken (201): the cap counts none of the others
 
 
 def test_the_waiting_games_cap_is_off_with_the_rate_limits(pool: ConnectionPool) -> None:
