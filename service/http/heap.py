@@ -25,7 +25,7 @@ and Python starts one when allocations *minus deallocations* pass the threshold.
 connections keep replacing what they hold (each stream waits again after every heartbeat, each
 long poll is a new request every 30 s) without adding to that count: beside 10,000 open
 connections a worker's young generation grew to 75,000-118,000 live objects between two
-collections, and each took 35-100 ms of CPU (up to 182 ms of wall time: every request of that
+collections, and each took 21-101 ms of CPU (up to 182 ms of wall time: every request of that
 worker waited). So each worker also collects its young generation every second
 (:func:`collect_young`): what a second of them allocates is a few thousand objects, walked in a
 few milliseconds. The middle generation then follows every third second (as Python would after
