@@ -4,7 +4,7 @@ origins, and a server whose logs never hold a seat's bearer token.
 The cap on waiting games is counted in the database, per address, and every test's address is
 127.0.0.1: the games other tests leave waiting would count against it (test_private_games.py,
 test_api_leaving.py, ... leave some). So the module runs on a database of its own
-(``dbsupport.own_database``), and each app with limits on has a seed key of its own
+(``own_database``), and each app with limits on has a seed key of its own
 (``own_app``), so that its count holds only the seats taken through it, whatever ran before.
 """
 
@@ -22,7 +22,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import dbsupport
+import own_database
 import pytest
 import requests
 from api_client import (
@@ -32,7 +32,6 @@ from api_client import (
     expect_problem,
     expect_status,
     play_to_end,
-    serving,
     serving_app,
 )
 from limits import parse
@@ -44,29 +43,16 @@ from service import keys
 from service.http import abuse
 from service.http.app import create_app
 from service.http.limit_storage import SweptMemoryStorage
-from service.store.db import ROOT, make_pool
+from service.store.db import ROOT
 
 pytest_plugins = ["api_fixtures"]
 
 ALLOWED = "https://play.example.com"
 
-
-@pytest.fixture(scope="module")
-def database_url(database_url: str) -> Iterator[str]:
-    with dbsupport.own_database(database_url) as url:
-        yield url
-
-
-@pytest.fixture(scope="module")
-def pool(database_url: str) -> Iterator[ConnectionPool]:
-    with make_pool(database_url, max_size=8) as opened:
-        yield opened
-
-
-@pytest.fixture(scope="module")
-def live_server(pool: ConnectionPool) -> Iterator[LiveServer]:
-    with serving(pool) as server:
-        yield server
+# A database of the module's own (see the docstring and own_database.py).
+database_url = own_database.database_url
+pool = own_database.pool
+live_server = own_database.live_server
 
 
 @contextmanager

@@ -1,5 +1,5 @@
 """EventStore against a real PostgreSQL (see conftest.py). The module's tests share a database of
-their own (``dbsupport.own_database``: their games are of made-up kinds, which no service can
+their own (``own_database``: their games are of made-up kinds, which no service can
 fold, so they stay out of other tests' lobby listings): every test makes its own games (fresh
 UUIDs) and filters listings by a game name of its own."""
 
@@ -8,11 +8,10 @@ from __future__ import annotations
 import hashlib
 import threading
 import uuid
-from collections.abc import Iterator
 from typing import Any
 from uuid import UUID
 
-import dbsupport
+import own_database
 import psycopg
 import pytest
 from psycopg_pool import ConnectionPool
@@ -31,17 +30,9 @@ from service.store.events import (
 
 SEED = b"\x01" * 32
 
-
-@pytest.fixture(scope="module")
-def database_url(database_url: str) -> Iterator[str]:
-    with dbsupport.own_database(database_url) as url:
-        yield url
-
-
-@pytest.fixture(scope="module")
-def pool(database_url: str) -> Iterator[ConnectionPool]:
-    with make_pool(database_url, max_size=12) as opened:
-        yield opened
+# A database of the module's own (see the docstring and own_database.py).
+database_url = own_database.database_url
+pool = own_database.pool
 
 
 @pytest.fixture(scope="module")

@@ -6,7 +6,7 @@ database owner — lifting the append-only guard inside its own transaction — 
 broken; a careful one recomputes every hash afterwards, and is caught by the seed commitment or
 by re-deciding the game from its picks.
 
-The module runs on a database of its own (``dbsupport.own_database``): a tampered game no longer
+The module runs on a database of its own (``own_database``): a tampered game no longer
 folds, and other tests' lobby listings must not meet it.
 """
 
@@ -17,35 +17,20 @@ import uuid
 from collections.abc import Iterator
 from typing import Any
 
-import dbsupport
+import own_database
 import psycopg
 import pytest
-from api_client import ApiClient, LiveServer, Table, play_to_end, serving
+from api_client import ApiClient, Table, play_to_end
 from psycopg.types.json import Jsonb
-from psycopg_pool import ConnectionPool
 
 from domain.chain import GENESIS, event_hash
-from service.store.db import make_pool
 
 pytest_plugins = ["api_fixtures"]
 
-
-@pytest.fixture(scope="module")
-def database_url(database_url: str) -> Iterator[str]:
-    with dbsupport.own_database(database_url) as url:
-        yield url
-
-
-@pytest.fixture(scope="module")
-def pool(database_url: str) -> Iterator[ConnectionPool]:
-    with make_pool(database_url, max_size=8) as opened:
-        yield opened
-
-
-@pytest.fixture(scope="module")
-def live_server(pool: ConnectionPool) -> Iterator[LiveServer]:
-    with serving(pool) as server:
-        yield server
+# A database of the module's own (see the docstring and own_database.py).
+database_url = own_database.database_url
+pool = own_database.pool
+live_server = own_database.live_server
 
 
 @pytest.fixture
