@@ -744,24 +744,10 @@ def revoke_invitation(game_id: str) -> Response:
       responses:
         '204':
           description: The invitation no longer works.
-        '401':
-          description: |
-            - `missing_token`: no `Authorization: Bearer <creator_token>`;
-            - `invalid_token`: the `Authorization` header is not `Bearer <token>`.
-          content:
-            application/problem+json:
-              schema: {$ref: '#/components/schemas/InvitationUnauthorized'}
-        '403':
-          description: '`not_the_creator`: the token is not this game''s creator token.'
-          content:
-            application/problem+json:
-              schema: {$ref: '#/components/schemas/InvitationForbidden'}
+        '401': CreatorUnauthorized
+        '403': NotTheCreator
         '404': GameNotFound
-        '409':
-          description: '`game_not_private`: the game is public; it has no invitation.'
-          content:
-            application/problem+json:
-              schema: {$ref: '#/components/schemas/InvitationConflict'}
+        '409': GameNotPrivate
         '500': InternalError
         '503': DatabaseUnavailable
     """
@@ -801,24 +787,10 @@ def new_invitation(game_id: str) -> Response:
           content:
             application/json:
               schema: {$ref: '#/components/schemas/NewInvitation'}
-        '401':
-          description: |
-            - `missing_token`: no `Authorization: Bearer <creator_token>`;
-            - `invalid_token`: the `Authorization` header is not `Bearer <token>`.
-          content:
-            application/problem+json:
-              schema: {$ref: '#/components/schemas/InvitationUnauthorized'}
-        '403':
-          description: '`not_the_creator`: the token is not this game''s creator token.'
-          content:
-            application/problem+json:
-              schema: {$ref: '#/components/schemas/InvitationForbidden'}
+        '401': CreatorUnauthorized
+        '403': NotTheCreator
         '404': GameNotFound
-        '409':
-          description: '`game_not_private`: the game is public; it has no invitation.'
-          content:
-            application/problem+json:
-              schema: {$ref: '#/components/schemas/InvitationConflict'}
+        '409': GameNotPrivate
         '500': InternalError
         '503': DatabaseUnavailable
     """
