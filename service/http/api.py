@@ -525,11 +525,7 @@ def get_game(game_id: str) -> Response:
           headers:
             ETag:
               $ref: '#/components/headers/ViewETag'
-        '400':
-          description: '`invalid_request`: an unknown query parameter, or one out of range.'
-          content:
-            application/problem+json:
-              schema: {$ref: '#/components/schemas/QueryBadRequest'}
+        '400': InvalidQuery
         '401': BadToken
         '403': OtherGameToken
         '404': GameNotFound
@@ -1084,11 +1080,7 @@ def list_events(game_id: str) -> Response:
           content:
             application/json:
               schema: {$ref: '#/components/schemas/EventPage'}
-        '400':
-          description: '`invalid_request`: an unknown query parameter, or one out of range.'
-          content:
-            application/problem+json:
-              schema: {$ref: '#/components/schemas/QueryBadRequest'}
+        '400': InvalidQuery
         '401': BadToken
         '403': OtherGameToken
         '404': GameNotFound
@@ -1135,11 +1127,7 @@ def scores(game_id: str) -> Response:
           content:
             application/json:
               schema: {$ref: '#/components/schemas/ScoreSheet'}
-        '400':
-          description: '`invalid_request`: an unknown query parameter, or one out of range.'
-          content:
-            application/problem+json:
-              schema: {$ref: '#/components/schemas/QueryBadRequest'}
+        '400': InvalidQuery
         '404': GameNotFound
         '500': InternalError
         '503': DatabaseUnavailable
@@ -1183,11 +1171,7 @@ def state_at(game_id: str) -> Response:
           content:
             application/json:
               schema: {$ref: '#/components/schemas/GameView'}
-        '400':
-          description: '`invalid_request`: an unknown query parameter, or one out of range.'
-          content:
-            application/problem+json:
-              schema: {$ref: '#/components/schemas/QueryBadRequest'}
+        '400': InvalidQuery
         '401': BadToken
         '403': OtherGameToken
         '404':
@@ -1256,11 +1240,7 @@ def export(game_id: str) -> Response:
                 type: string
           content:
             application/x-ndjson: {}
-        '400':
-          description: '`invalid_request`: an unknown query parameter, or one out of range.'
-          content:
-            application/problem+json:
-              schema: {$ref: '#/components/schemas/QueryBadRequest'}
+        '400': InvalidQuery
         '401': BadToken
         '403': OtherGameToken
         '404': GameNotFound
