@@ -457,36 +457,26 @@ class SushiGoView(Schema):
 # --- the score sheet ------------------------------------------------------------------------------
 
 
+def _category(description: str) -> fields.Dict:
+    """One category of a seat's round: the counts behind its points, and the points."""
+    return fields.Dict(
+        keys=fields.String(),
+        values=fields.Integer(),
+        required=True,
+        metadata={"description": description},
+    )
+
+
 class SeatRound(Schema):
     class Meta:
         description = "One scored seat's round, per category with the counts behind the points."
 
     seat = fields.Integer(required=True, metadata={"minimum": 0, "maximum": 4})
     name = fields.String(required=True)
-    maki = fields.Dict(
-        keys=fields.String(),
-        values=fields.Integer(),
-        required=True,
-        metadata={"description": "`{icons, points}` (S11/S12)."},
-    )
-    tempura = fields.Dict(
-        keys=fields.String(),
-        values=fields.Integer(),
-        required=True,
-        metadata={"description": "`{count, points}`."},
-    )
-    sashimi = fields.Dict(
-        keys=fields.String(),
-        values=fields.Integer(),
-        required=True,
-        metadata={"description": "`{count, points}`."},
-    )
-    dumpling = fields.Dict(
-        keys=fields.String(),
-        values=fields.Integer(),
-        required=True,
-        metadata={"description": "`{count, points}`."},
-    )
+    maki = _category("`{icons, points}` (S11/S12).")
+    tempura = _category("`{count, points}`.")
+    sashimi = _category("`{count, points}`.")
+    dumpling = _category("`{count, points}`.")
     nigiri = fields.Dict(
         keys=fields.String(),
         values=fields.Raw(),
@@ -495,18 +485,8 @@ class SeatRound(Schema):
             "description": "`{plain: {kind: count}, on_wasabi: {kind: count}, points}` (S8–S10)."
         },
     )
-    wasabi = fields.Dict(
-        keys=fields.String(),
-        values=fields.Integer(),
-        required=True,
-        metadata={"description": "`{count, unused, points}`."},
-    )
-    pudding = fields.Dict(
-        keys=fields.String(),
-        values=fields.Integer(),
-        required=True,
-        metadata={"description": "`{count, points}`; puddings score at the end of the game (S13)."},
-    )
+    wasabi = _category("`{count, unused, points}`.")
+    pudding = _category("`{count, points}`; puddings score at the end of the game (S13).")
     total = fields.Integer(required=True)
 
 
