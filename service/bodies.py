@@ -142,3 +142,41 @@ class Invitation(Schema):
             " send it in a request line or a `Referer`."
         },
     )
+
+
+class SeatCommon(Schema):
+    """What everybody may see of any game's seat; each game's seat view adds its own fields."""
+
+    seat = fields.Integer(required=True, metadata={"minimum": 0, "maximum": 11})
+    name = fields.String(
+        allow_none=True,
+        required=True,
+        metadata={"description": "The seat's name, null while the seat is free."},
+    )
+    taken = fields.Boolean(required=True)
+    bot = fields.String(
+        allow_none=True,
+        required=True,
+        metadata={
+            "description": (
+                "The kind of bot playing the seat (`random`, "
+                "`greedy`), from the game's creation on;\n"
+                "null for a person's seat."
+            )
+        },
+    )
+    taken_over = fields.String(
+        allow_none=True,
+        required=True,
+        metadata={
+            "description": (
+                "Why the greedy bot plays this person's seat from now on: `resigned` (its\n"
+                "player resigned) or `stalled` (the game waited too long for it); null otherwise."
+            ),
+            "enum": ["resigned", "stalled", None],
+        },
+    )
+    resigned = fields.Boolean(
+        required=True,
+        metadata={"description": "The seat's player resigned (`taken_over` is `resigned`)."},
+    )

@@ -14,6 +14,7 @@ from service.bodies import (
     VISIBILITY,
     Invitation,
     Receipt,
+    SeatCommon,
     Strict,
     StrictBoolean,
 )
@@ -182,30 +183,7 @@ class SequenceTeam(Schema):
     sequences = fields.Integer(required=True, metadata={"minimum": 0})
 
 
-class SequenceSeatView(Schema):
-    seat = fields.Integer(required=True, metadata={"minimum": 0, "maximum": 11})
-    name = fields.String(allow_none=True, required=True)
-    taken = fields.Boolean(required=True)
-    bot = fields.String(
-        allow_none=True,
-        required=True,
-        metadata={"description": "The kind of bot playing the seat (`random`, `greedy`), or null."},
-    )  # the kind of bot playing the seat
-    taken_over = fields.String(
-        allow_none=True,
-        required=True,
-        metadata={
-            "description": (
-                "Why the greedy bot plays this person's seat from now on: `resigned` (its\n"
-                "player resigned) or `stalled` (the game waited too long for it); null otherwise."
-            ),
-            "enum": ["resigned", "stalled", None],
-        },
-    )
-    resigned = fields.Boolean(
-        required=True,
-        metadata={"description": "The seat's player resigned (`taken_over` is `resigned`)."},
-    )
+class SequenceSeatView(SeatCommon):
     team = fields.Integer(required=True, metadata={"minimum": 0})
     hand_size = fields.Integer(required=True, metadata={"minimum": 0})
     hand = fields.List(

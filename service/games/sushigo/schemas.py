@@ -15,6 +15,7 @@ from service.bodies import (
     VISIBILITY,
     Invitation,
     Receipt,
+    SeatCommon,
     Strict,
     StrictBoolean,
 )
@@ -158,43 +159,10 @@ class PickView(Schema):
     )  # "bot" or "clock": the service picked for the seat
 
 
-class SeatView(Schema):
+class SeatView(SeatCommon):
     class Meta:
         description = "What everybody may see of a seat."
 
-    seat = fields.Integer(required=True, metadata={"minimum": 0, "maximum": 11})
-    name = fields.String(
-        allow_none=True,
-        required=True,
-        metadata={"description": "The seat's name, null while the seat is free."},
-    )
-    taken = fields.Boolean(required=True)
-    bot = fields.String(
-        allow_none=True,
-        required=True,
-        metadata={
-            "description": (
-                "The kind of bot playing the seat (`random`, "
-                "`greedy`), from the game's creation on;\n"
-                "null for a person's seat."
-            )
-        },
-    )  # the kind of bot playing the seat
-    taken_over = fields.String(
-        allow_none=True,
-        required=True,
-        metadata={
-            "description": (
-                "Why the greedy bot plays this person's seat from now on: `resigned` (its\n"
-                "player resigned) or `stalled` (the game waited too long for it); null otherwise."
-            ),
-            "enum": ["resigned", "stalled", None],
-        },
-    )
-    resigned = fields.Boolean(
-        required=True,
-        metadata={"description": "The seat's player resigned (`taken_over` is `resigned`)."},
-    )
     hand_size = fields.Integer(
         required=True,
         metadata={
