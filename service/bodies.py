@@ -60,6 +60,19 @@ def TURN_NUMBER(name: str) -> fields.Integer:  # noqa: N802 (a field factory, na
     )
 
 
+def MOVE_SEAT(most: int) -> fields.Integer:  # noqa: N802 (a field factory, named as one)
+    """A move's optional ``seat``: the token decides the seat; a seat named must be its own."""
+    return fields.Integer(
+        strict=True,
+        validate=validate.Range(min=0, max=most),
+        metadata={
+            "description": (
+                "Optional; if given, it must be the token's seat (else `403 not_your_seat`)."
+            )
+        },
+    )
+
+
 class StrictBoolean(fields.Boolean):
     """JSON true or false only: not "true", 1 or "yes"."""
 

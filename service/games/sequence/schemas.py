@@ -9,6 +9,7 @@ from marshmallow import Schema, ValidationError, fields, post_load, validate, va
 from domain.sequence import SEQUENCE, Discard, Pass, Play
 from domain.sequence.cards import ONE_DECK
 from service.bodies import (
+    MOVE_SEAT,
     RECEIPT_DESCRIPTION,
     TURN_NUMBER,
     VISIBILITY,
@@ -74,15 +75,7 @@ class SequenceMove(Strict):
             "  play and no dead card to discard is passed by the service itself."
         )
 
-    seat = fields.Integer(
-        strict=True,
-        validate=validate.Range(min=0, max=11),
-        metadata={
-            "description": (
-                "Optional; if given, it must be the token's seat (else `403 not_your_seat`)."
-            )
-        },
-    )
+    seat = MOVE_SEAT(11)
     turn = TURN_NUMBER("turn")
     card = CARD
     cell = fields.List(COORDINATE, validate=validate.Length(equal=2))

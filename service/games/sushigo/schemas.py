@@ -10,6 +10,7 @@ from domain.sushigo import SUSHI_GO, Pick
 from domain.sushigo.cards import KINDS, NIGIRI_POINTS
 from domain.sushigo.rules import EDITIONS, PASS_DIRECTIONS
 from service.bodies import (
+    MOVE_SEAT,
     RECEIPT_DESCRIPTION,
     TURN_NUMBER,
     VISIBILITY,
@@ -48,15 +49,7 @@ class SushiGoMove(Strict):
             "control the dummy (S17); `use_wasabi` per card in the zoch edition only (S9)."
         )
 
-    seat = fields.Integer(
-        strict=True,
-        validate=validate.Range(min=0, max=4),
-        metadata={
-            "description": (
-                "Optional; if given, it must be the token's seat (else `403 not_your_seat`)."
-            )
-        },
-    )
+    seat = MOVE_SEAT(4)
     round = TURN_NUMBER("round")
     turn = TURN_NUMBER("turn")
     cards = fields.List(
