@@ -443,7 +443,8 @@ def test_400_bad_games_query(
 @pytest.mark.parametrize("cursor", ["garbage", "Zm9vfGJhcg", "", "!!!"])
 def test_400_bad_games_cursor(module_api: ApiClient, cursor: str) -> None:
     response = module_api.get("/games", params={"after": cursor})
-    expect_problem(response, 400, "invalid_cursor")
+    problem = expect_problem(response, 400, "invalid_cursor")
+    assert "'next_after'" in problem["detail"]  # the page field a client should send back
 
 
 EVENTS_QUERY_400 = [

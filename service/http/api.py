@@ -410,7 +410,7 @@ def list_games() -> Response:
             after = GameCursor.decode(query["after"])
         except ValueError:
             raise Problem(
-                400, "invalid_cursor", "'after' must be the 'next' value of a previous page"
+                400, "invalid_cursor", "'after' must be the 'next_after' value of a previous page"
             ) from None
     limit = query["limit"]
     rows = games().lobby(
