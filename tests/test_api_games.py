@@ -336,6 +336,7 @@ def test_400_invalid_create_body(module_api: ApiClient, body: Any, field: str) -
 )
 def test_400_malformed_json(module_api: ApiClient, started: Table, raw: bytes) -> None:
     headers = {"Content-Type": "application/json"}
+    version = module_api.game(started.game_id)["version"]
     for path, token in [
         ("/games", None),
         (f"{started.path}/players", None),
@@ -345,6 +346,7 @@ def test_400_malformed_json(module_api: ApiClient, started: Table, raw: bytes) -
             path, data=raw, headers=headers, token=token, request_valid=False
         )
         expect_problem(response, 400, "malformed_json")
+    assert module_api.game(started.game_id)["version"] == version  # no seat taken, no pick
 
 
 JOIN_400 = [
@@ -496,6 +498,7 @@ def test_401_unknown_token(module_api: ApiClient, started: Table, path: str) -> 
 def test_401_malformed_authorization(
     module_api: ApiClient, started: Table, header: str, path: str
 ) -> None:
+    version = module_api.game(started.game_id)["version"]
     method = "POST" if path == "/moves" else "GET"
     kwargs: dict[str, Any] = {"json": {"cards": ["tempura"]}} if method == "POST" else {}
     response = module_api.request(
@@ -507,6 +510,7 @@ def test_401_malformed_authorization(
         **kwargs,
     )
     expect_problem(response, 401, "invalid_token")
+    assert module_api.game(started.game_id)["version"] == version  # no pick recorded
 
 
 def test_a_bearer_scheme_is_case_insensitive(module_api: ApiClient, started: Table) -> None:
@@ -521,19 +525,23 @@ def test_403_another_games_token(module_api: ApiClient, started: Table) -> None:
     other = Table.open(module_api, 2)
     token = other.players[0].token
     card = _hand(started, 0)[0]
+    versions = [module_api.game(table.game_id)["version"] for table in (started, other)]
     response = module_api.post(f"{started.path}/moves", {"cards": [card]}, token=token)
     expect_problem(response, 403, "not_your_game")
     for path in (started.path, f"{started.path}/events"):
         expect_problem(module_api.get(path, token=token), 403, "not_your_game")
+    assert [module_api.game(table.game_id)["version"] for table in (started, other)] == versions
     other.close()
 
 
 def test_403_not_your_seat(module_api: ApiClient, started: Table) -> None:
     card = _hand(started, 1)[0]
+    version = module_api.game(started.game_id)["version"]
     response = module_api.post(
         f"{started.path}/moves", {"cards": [card], "seat": 2}, token=started.players[1].token
     )
     expect_problem(response, 403, "not_your_seat")
+    assert module_api.game(started.game_id)["version"] == version  # no pick, for either seat
 
 
 @pytest.mark.parametrize(
