@@ -29,14 +29,12 @@ all, so browsers keep other sites' pages from calling the API. Bearer tokens tra
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import math
 import time
-from collections.abc import Callable
 from typing import Any
 
-from flask import Flask, Response, current_app, g, request
+from flask import Flask, Response, current_app, request
 from flask_cors import CORS
 from flask_limiter import Limiter
 from flask_limiter.errors import RateLimitExceeded
@@ -95,14 +93,7 @@ def _limits(app: Flask) -> None:
         headers_enabled=False,  # Retry-After on 429 only (below); no X-RateLimit-* chatter
     )
     app.extensions["cardroom_limiter"] = limiter
-
-    @limiter.request_filter
-    def _not_in_a_limited_view() -> bool:
-        # Every limit is a route's, counted by its wrapper (below). The limiter's own
-        # before_request hook would first resolve each request's limits, for nothing: it skips
-        # (GET /livez: 13 % fewer instructions; README "Benchmarks").
-        return not g.get(_IN_LIMITED_VIEW, False)
-
+    _without_hooks(app, limiter)
     for endpoint, key, per in LIMITS:
 
         def value(key: str = key) -> str:
@@ -112,8 +103,6 @@ def _limits(app: Flask) -> None:
         view = app.view_functions[endpoint]
         # flask-limiter types its wrapper as possibly async; these views are sync.
         app.view_functions[endpoint] = limiter.limit(value, key_func=per, methods=["POST"])(view)  # type: ignore[assignment]
-    for endpoint in {endpoint for endpoint, _, _ in LIMITS}:
-        app.view_functions[endpoint] = _limited_view(app.view_functions[endpoint])
 
     @app.errorhandler(RateLimitExceeded)
     def too_many(error: RateLimitExceeded) -> Response:
@@ -131,19 +120,22 @@ def _limits(app: Flask) -> None:
         )
 
 
-_IN_LIMITED_VIEW = "cardroom_in_limited_view"  # a flag in flask.g
+def _without_hooks(app: Flask, limiter: Limiter) -> None:
+    """Takes the limiter's own hooks off every request. Every limit here is a route's, counted
+    by the route's wrapper (``limiter.limit``); the hooks would resolve each request's limits
+    (default and blueprint limits: none), inject headers (off) and reset its bookkeeping (kept
+    on the request's context, which ends with it): a sixth of `GET /livez`'s CPU for nothing
+    (README, "Benchmarks")."""
+    for hooks in (app.before_request_funcs, app.after_request_funcs, app.teardown_request_funcs):
+        for scope, functions in hooks.items():
+            hooks[scope] = [f for f in functions if not _of(f, limiter)]
 
 
-def _limited_view(view: Callable[..., Any]) -> Callable[..., Any]:
-    """``view`` (Flask-Limiter's wrapper of a route), run with the flag that lets the
-    limiter's request filter count the request."""
-
-    @functools.wraps(view)
-    def limited(*args: Any, **kwargs: Any) -> Any:
-        setattr(g, _IN_LIMITED_VIEW, True)
-        return view(*args, **kwargs)
-
-    return limited
+def _of(function: Any, limiter: Limiter) -> bool:
+    """Whether ``function`` is one of ``limiter``'s hooks: a bound method or a partial."""
+    bound = getattr(function, "__self__", None)
+    args = getattr(function, "args", ())
+    return bound is limiter or (bool(args) and args[0] is limiter)
 
 
 def waiting_games_limit() -> int:

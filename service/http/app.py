@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import atexit
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from flask import Flask
@@ -28,6 +28,25 @@ from service.store.events import EventStore, db
 
 OPENAPI_PATH = OPENAPI  # the contract, served at GET /openapi.yaml
 MAX_BODY_BYTES = 16 * 1024  # a move is a few hundred bytes; anything near this is not one
+SYNCED_MAX = 1024
+
+
+class CardroomFlask(Flask):
+    """Flask, with each function's sync check made once: ``ensure_sync`` asks ``inspect``
+    whether a view or hook is a coroutine function on every call (nine times a request for
+    `GET /livez`), and the answer never changes. No view or hook here is one."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._synced: dict[Callable[..., Any], Callable[..., Any]] = {}
+
+    def ensure_sync(self, func: Callable[..., Any]) -> Callable[..., Any]:
+        synced = self._synced.get(func)
+        if synced is None:
+            synced = super().ensure_sync(func)
+            if len(self._synced) < SYNCED_MAX:  # views, hooks, handlers: a few dozen
+                self._synced[func] = synced
+        return synced
 
 
 def create_app(
@@ -40,7 +59,7 @@ def create_app(
     """The app, on ``pool`` if given, else on a new pool to ``database_url`` (default: the
     resolved database, see service.store.db). The schema must already be migrated. Reads may go
     to the hot standbys ``replica_urls`` (default: ``DATABASE_REPLICA_URL``)."""
-    app = Flask(__name__, static_folder=None)  # the page's files: service/http/web_page.py
+    app = CardroomFlask(__name__, static_folder=None)  # the page's files: service/http/web_page.py
     app.json = OrjsonProvider(app)  # every answer's JSON, encoded by orjson
     app.config.update(
         MAX_CONTENT_LENGTH=MAX_BODY_BYTES,
