@@ -21,6 +21,7 @@ DISTRIBUTION: dict[str, str | None] = {
     "turn_deadlines": "game_id",
     "private_games": "game_id",  # migration 0009: a private game's creator token hash
     "invitations": "game_id",  # its invitations, looked up by game only
+    "game_signatures": "game_id",  # 0014: a finished game's signature, one row per game
     # A client's (scope, key), not a game's: POST /games has no game yet. Distributed by its
     # own key, never joined with the game tables.
     "idempotency_keys": None,

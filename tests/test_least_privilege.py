@@ -27,6 +27,7 @@ APP_TABLES = {
     "private_games": "creator_hash",
     "invitations": "token_hash",
     "turn_deadlines": "deadline",
+    "game_signatures": "receipt",  # 0014: a finished game's signature, made once
 }
 TEST_PASSWORD = "cardroom-test"  # only where the test server wants passwords (testcontainers)
 

@@ -54,6 +54,7 @@ ALLOWED_HEADERS = [
     "Authorization",
     "Content-Type",
     "Idempotency-Key",
+    "Idempotency-Secret",
     "If-None-Match",
     "Last-Event-ID",
 ]

@@ -342,6 +342,7 @@ def audit_with_receipts(game_id: str) -> Response:
       parameters:
       - GameId
       - IdempotencyKey
+      - IdempotencySecret
       summary: Audit a finished game against the receipts players kept
       description: |
         The audit of `GET`, with the receipts given checked against the rows as they are now:

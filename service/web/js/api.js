@@ -25,6 +25,11 @@ function describe(status, problem) {
   return text;
 }
 
+// Sent with every keyed POST and its retries, shown in no answer: a replayed answer that holds a
+// secret (a seat's token, an invitation) comes back only to this page, not to whoever learns
+// its Idempotency-Key (README, "Retrying safely").
+const IDEMPOTENCY_SECRET = crypto.randomUUID();
+
 const RETRIES = 3; // after a 503 (the database is briefly away) or a lost connection
 const MAX_WAIT_MS = 5000;
 
@@ -37,7 +42,10 @@ export async function api(method, path, { body, token, idempotent = method === "
   const headers = { Accept: "application/json" };
   if (token) headers.Authorization = `Bearer ${token}`;
   if (body !== undefined) headers["Content-Type"] = "application/json";
-  if (idempotent) headers["Idempotency-Key"] = crypto.randomUUID();
+  if (idempotent) {
+    headers["Idempotency-Key"] = crypto.randomUUID();
+    headers["Idempotency-Secret"] = IDEMPOTENCY_SECRET;
+  }
   const init = { method, headers, body: body === undefined ? undefined : JSON.stringify(body) };
   for (let attempt = 0; ; attempt++) {
     let response;
