@@ -27,6 +27,7 @@ APP_TABLES = {
     "private_games": "creator_hash",
     "invitations": "token_hash",
     "turn_deadlines": "deadline",
+    "key_ids": "retired_at",  # 0012: hosts record their keys; only the owner retires one
 }
 TEST_PASSWORD = "cardroom-test"  # only where the test server wants passwords (testcontainers)
 
