@@ -104,6 +104,10 @@ class Keyring:
             known = self._thumbprints[kid] = receipts.key_id(self.public[kid])
         return known
 
+    def signing_ids(self) -> set[str]:
+        """The thumbprints of the signing keys whose secret this ring holds."""
+        return {self.thumbprint(kid) for kid in self.signing}
+
     def ids(self) -> dict[str, str]:
         """Every key id this ring can use, with its fingerprint (never a secret): a signing
         key's thumbprint, a seed key's check value. Public-only signing keys are left out: the

@@ -43,6 +43,10 @@ def fresh_database(database_url: str) -> Iterator[str]:
         db.drop_database(database_url, name)
 
 
+def ring_in(path: Path) -> keys.Keyring:
+    return keys.Keyring.from_jwks(json.loads(path.read_text()))
+
+
 def keys_env(path: Path) -> dict[str, str]:
     return {keys.ENV_FILE: str(path), keys.ENV_KEYS: ""}
 
@@ -118,7 +122,7 @@ def test_first_start_makes_keys_for_a_new_database_only_and_says_so(
     with cardroom_serve(fresh_database, env=keys_env(path)) as served:
         made = [line for line in served.log if "created new keys" in line]
         assert len(made) == 1 and str(path) in made[0], served.log
-        ring = keys.Keyring.from_jwks(json.loads(path.read_text()))
+        ring = ring_in(path)
         assert {kid: row[1] for kid, row in recorded(fresh_database).items()} == ring.ids()
         with ApiClient(served.url) as api:
             game_in_play(api)
@@ -156,7 +160,7 @@ def test_two_hosts_with_the_same_keys_serve_one_with_other_keys_refuses(
 
         other = init_keys(tmp_path / "host-c" / "keys.json")
         line = refused_start(fresh_database, keys_env(other))
-        ring = keys.Keyring.from_jwks(json.loads(shared.read_text()))
+        ring = ring_in(shared)
         assert line.startswith(f"cardroom: the keys at {other}"), line
         assert f"{ring.active_seed} (seed key)" in line, line
         assert f"{ring.thumbprint(ring.active_signing)} (signing key)" in line, line
@@ -191,3 +195,99 @@ def wait_for_status(url: str, status: int) -> requests.Response:
 
     wait_until(answered, 10.0)
     return answers[-1]
+
+
+def play_out(player: ApiClient, game_id: str) -> dict[str, Any]:
+    """Pick until the game is over (the other seat is a bot); the last answer."""
+    rng = random.Random(11)
+    view = player.game(game_id)
+    for _ in range(200):
+        if view["status"] == "over":
+            return view
+        if view["you"]["pick"] is None:
+            view = player.move(game_id, random_move(view, rng))
+        else:
+            view = player.game(game_id)
+    raise AssertionError("the game never ended")
+
+
+def test_rotation_and_retirement_across_two_hosts(fresh_database: str, tmp_path: Path) -> None:
+    path = init_keys(tmp_path / "shared" / "keys.json")  # one file every host mounts
+    env = {**keys_env(path), "CARDROOM_KEYS_CHECK_SECONDS": "0.2"}
+    old = ring_in(path)
+    old_signing = old.thumbprint(old.active_signing)
+    with cardroom_serve(fresh_database, env=env) as b, ApiClient(b.url) as api_b:
+        with cardroom_serve(fresh_database, env=env) as a, ApiClient(a.url) as api_a:
+            g1, player1, r1 = game_in_play(api_a)
+        assert cardroom(["keys", "rotate"], env).returncode == 0
+        new = ring_in(path)
+        with cardroom_serve(fresh_database, env=env) as a, ApiClient(a.url) as api_a:  # restarted
+            g2, player2, r2 = game_in_play(api_a)
+            assert sealed_under(fresh_database, g2) == new.active_seed  # new games: new key
+            assert sealed_under(fresh_database, g1) == old.active_seed
+            assert r2["kid"] == new.thumbprint(new.active_signing) != old_signing
+            # Host B, not restarted, plays both: the old key opens g1, the new one (read from
+            # the same file when it first met it) g2.
+            pick(api_b.clone(token=player1.token), g1)
+            pick(api_b.clone(token=player2.token), g2)
+            wait_for_status(f"{b.url}/readyz", 200)
+            for served in (a, b):
+                keys_published = published(served.url)
+                for receipt in (r1, r2):
+                    assert receipts.verify(receipt, keys_published) == receipt
+
+            # Retiring: the old seed key not while g1 is in play; the old signing key at once.
+            run = cardroom(["keys", "retire", old.active_seed], env, fresh_database)
+            assert run.returncode == 2 and "in play" in run.stderr, run.stderr
+            run = cardroom(["keys", "retire", old_signing], env, fresh_database)
+            assert run.returncode == 0, run.stderr
+            assert old_signing not in ring_in(path).signing_ids()  # its secret is gone
+            assert receipts.verify(r1, published(b.url)) == r1  # still published
+            play_out(api_a.clone(token=player1.token), g1)
+            run = cardroom(["keys", "retire", old.active_seed], env, fresh_database)
+            assert run.returncode == 0, run.stderr
+            assert old.active_seed not in ring_in(path).seed_keys
+            assert {kid for kid, row in recorded(fresh_database).items() if row[2]} == {
+                old.active_seed,
+                old_signing,
+            }
+        # A host started now holds no retired secret, and still serves g1's audit (its seed
+        # is in its last event) and verifies its receipts.
+        with cardroom_serve(fresh_database, env=env) as a, ApiClient(a.url) as api_a:
+            audit = api_a.post(f"/games/{g1}/audit", {"receipts": [r1]}).json()
+            assert audit["ok"] is True and audit["receipts"]["checked"] == 1, audit
+            pick(api_a.clone(token=player2.token), g2)
+
+
+def test_keys_backed_up_and_restored_onto_a_fresh_host(
+    fresh_database: str, database_url: str, tmp_path: Path
+) -> None:
+    """The README's backup and restore: the keys file copied apart, the database dumped; both
+    restored on a fresh host (another folder, another database) carry on the game in play."""
+    path = init_keys(tmp_path / "host-a" / "keys.json")
+    with cardroom_serve(fresh_database, env=keys_env(path)) as a, ApiClient(a.url) as api_a:
+        game, player, receipt = game_in_play(api_a)
+        backup = tmp_path / "backup"
+        backup.mkdir()
+        shutil.copy2(path, backup / "keys.json")
+        dump = backup / "cardroom.dump"
+        subprocess.run(["pg_dump", "--format=custom", f"--file={dump}", fresh_database], check=True)
+    restored = dbsupport.new_database_name()
+    from service.store import db
+
+    restored_url = db.ensure_database(database_url, restored)
+    try:
+        subprocess.run(["pg_restore", "--exit-on-error", "-d", restored_url, str(dump)], check=True)
+        fresh_host = tmp_path / "host-b" / "keys.json"
+        fresh_host.parent.mkdir()
+        shutil.copy2(backup / "keys.json", fresh_host)
+        assert cardroom(["keys", "check"], keys_env(fresh_host), restored_url).returncode == 0
+        with (
+            cardroom_serve(restored_url, env=keys_env(fresh_host)) as b,
+            ApiClient(b.url) as api_b,
+        ):
+            moved = pick(api_b.clone(token=player.token), game)
+            assert receipts.verify(receipt, published(b.url)) == receipt
+            assert receipts.verify(moved["receipt"], published(b.url)) == moved["receipt"]
+    finally:
+        db.drop_database(database_url, restored)
