@@ -97,7 +97,7 @@ class GameService:
     ) -> None:
         self.store = store  # the primary: every write, and the reads that must be current
         self.replicas = replicas or Replicas([])  # hot standbys for reads (service/store/replicas)
-        self.keys = keys or service_keys.load()
+        self._keys = keys  # None: this process's keyring, read at its first use
         # How long a started game's turn may wait for a seat before the greedy bot takes the
         # seat over, and a waiting game for its seats before it is cancelled (clock.py sweeps).
         self.stall_seconds = stall_seconds
@@ -109,6 +109,14 @@ class GameService:
         self._deadlines: Recent[UUID, tuple[Any, datetime | None]] = Recent(CACHE_SIZE)
         self.invitations = Invitations(store)
         self._private: Recent[UUID, bool] = Recent(CACHE_SIZE)
+
+    @property
+    def keys(self) -> service_keys.Keyring:
+        return self._keys or service_keys.load()
+
+    @keys.setter
+    def keys(self, ring: service_keys.Keyring) -> None:
+        self._keys = ring
 
     # --- queries ---------------------------------------------------------------------------
 
@@ -259,9 +267,27 @@ class GameService:
     def seed(self, game_id: UUID) -> bytes:
         seed = self._seeds.get(game_id)
         if seed is None:
-            seed = self.keys.open_seed(game_id, *self.store.seed(game_id))
+            stored, key_id = self.store.seed(game_id)
+            try:
+                seed = self.keys.open_seed(game_id, stored, key_id)
+            except service_keys.KeysError:
+                seed = self._seed_elsewhere(game_id, stored, key_id)
             self._seeds.put(game_id, seed)
         return seed
+
+    def _seed_elsewhere(self, game_id: UUID, stored: bytes, key_id: str | None) -> bytes:
+        """A seed sealed under a key this process lacks: another host rotated (the keys'
+        source holds the new key: take it up), or the key was retired (the game is over: its
+        seed is in its last event). Else the error stands (/readyz says why)."""
+        fresh = service_keys.reread(key_id)
+        if fresh is not None:
+            self.keys = fresh
+            return fresh.open_seed(game_id, stored, key_id)
+        state = self.load(game_id).state
+        revealed = getattr(state, "seed", None) if state.over else None
+        if revealed:
+            return bytes.fromhex(revealed)
+        return self.keys.open_seed(game_id, stored, key_id)
 
     def seat_tokens(self, game_id: UUID, refresh: bool = False) -> list[SeatToken]:
         """Every token issued for the game's seats (rows never change once written; a seat

@@ -27,6 +27,7 @@ DISTRIBUTION: dict[str, str | None] = {
     "idempotency_keys": None,
     "alembic_version": None,  # one row: a local table of the coordinator
     "readiness_probe": None,  # /readyz's scratch row (0011): a local table of the coordinator
+    "key_ids": None,  # the service's key ids (0012): a few rows, a reference table
 }
 
 # Keys of distributed tables without the distribution column: what has to change, and why it
