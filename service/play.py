@@ -105,7 +105,7 @@ class GameService:
         self._states: Recent[UUID, tuple[str, Any]] = Recent(CACHE_SIZE)
         self._seeds: Recent[UUID, bytes] = Recent(CACHE_SIZE)
         self._seat_tokens: Recent[UUID, list[SeatToken]] = Recent(CACHE_SIZE)
-        self.deadlines = Deadlines(store.pool)
+        self.deadlines = Deadlines(store.pool, store.watchdog)
         self._deadlines: Recent[UUID, tuple[Any, datetime | None]] = Recent(CACHE_SIZE)
         self.invitations = Invitations(store)
         self._private: Recent[UUID, bool] = Recent(CACHE_SIZE)

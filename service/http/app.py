@@ -10,7 +10,7 @@ from flask import Flask
 from psycopg_pool import ConnectionPool
 
 from service.games.registry import load_games
-from service.http import abuse, idempotency, observe, problems
+from service.http import abuse, idempotency, observe, problems, readiness
 from service.http.api import api
 from service.http.connections import ConnectionSettings, OpenStreams
 from service.http.json_provider import OrjsonProvider
@@ -23,8 +23,8 @@ from service.live import hub as live
 from service.play import GameService
 from service.resources import OPENAPI
 from service.settings import settings
-from service.store import replicas
-from service.store.events import EventStore, db
+from service.store import db, replicas
+from service.store.events import EventStore
 
 OPENAPI_PATH = OPENAPI  # the contract, served at GET /openapi.yaml
 MAX_BODY_BYTES = 16 * 1024  # a move is a few hundred bytes; anything near this is not one
@@ -76,6 +76,7 @@ def create_app(
     # Request ids, log context, metrics; /livez /readyz /metrics. First, so that it sees every
     # request, stored answers replayed included, and stamps each with its own request id.
     observe.register(app, games.store)
+    readiness.register(app, games.store)  # GET /readyz; others add their checks to it
     # Next: its after_request runs before observe's, so it stores responses as sent.
     idempotency.register(app, pool)
     # The hub listens for appends on its own connection, from its first use on (streams and

@@ -35,7 +35,7 @@ from uuid import UUID
 import psycopg
 
 from service.live.shared import SingleFlight
-from service.store import db
+from service.store import budget, db
 
 log = logging.getLogger(__name__)
 
@@ -296,7 +296,9 @@ def wait_past(
         if not woken and hub.listening and hub.epoch == epoch:
             break  # the time is up and no notification was missed: nothing to read again
         epoch = hub.epoch
+        budget.start()  # the wait is over: the request's reads get a budget from now
         current = _RELOADS.run((game_id, after), load).result or current
+    budget.start()  # what the answer still reads gets a budget of its own too
     return current
 
 

@@ -28,7 +28,8 @@ from psycopg_pool import ConnectionPool
 from domain.chain import GENESIS, event_hash
 from domain.decider import GAME_CANCELLED, GAME_ENDED, GAME_STARTED, SEAT_LEFT, Event
 from service import metrics
-from service.store import db, idempotency_records, invitations
+from service.store import budget, idempotency_records, invitations
+from service.store.failures import StoreError, StoreUnavailable, unavailable
 from service.store.idempotency_records import IdempotencyRecord
 from service.store.recent import Recent
 
@@ -44,10 +45,6 @@ _CONFLICT_CONSTRAINTS = {
     "events_version_contiguous",
     "turn_deadlines_pkey",
 }
-
-
-class StoreError(Exception):
-    """Base of the store's errors."""
 
 
 class GameNotFound(StoreError):
@@ -84,10 +81,10 @@ class VersionConflict(StoreError):
 _PROBE_EMPTY = "TRUNCATE readiness_probe"
 _PROBE_WRITE = "INSERT INTO readiness_probe (process) VALUES (%s)"
 _PROCESS = f"{socket.gethostname()}:{os.getpid()}"
-
-
-class StoreUnavailable(StoreError):
-    """The database cannot be reached (down, restarting, or the pool is exhausted)."""
+# What an append locks (the mode INSERT takes: appends never wait for each other on it, only
+# for a lock someone took on a whole table).
+_PROBE_LOCKS = "LOCK TABLE games, events, seats, turn_deadlines IN ROW EXCLUSIVE MODE"
+_READ_ONLY = "SELECT pg_is_in_recovery(), current_setting('default_transaction_read_only')"
 
 
 @dataclass(frozen=True, slots=True)
@@ -258,23 +255,15 @@ class EventStore:
         # The last (version, hash) seen of recent games: the next append links to it without
         # reading it back (events never change, so a remembered hash stays true).
         self._heads: Recent[UUID, tuple[int, str]] = Recent(4096)
+        self.watchdog = budget.Watchdog(lambda: str(pool.conninfo))
 
     @contextmanager
     def _connection(self) -> Iterator[psycopg.Connection[Any]]:
-        """A pooled connection in autocommit mode: a read is one round trip; writes open their
-        own transaction (``conn.transaction()``)."""
-        try:
-            with self.pool.connection(timeout=db.connection_timeout(self.pool)) as conn:
-                db.note_reachable(self.pool)
-                yield conn
-        except errors.DiskFull as exc:  # it answers, but cannot write: 503, yet not "down"
-            raise StoreUnavailable(f"the database refuses writes: {exc}") from exc
-        except (psycopg.OperationalError, psycopg.InterfaceError) as exc:
-            # Includes psycopg_pool.PoolTimeout. The pool discards broken connections itself.
-            db.note_unreachable(self.pool, exc)
-            raise StoreUnavailable(str(exc)) from exc
-        except errors.ReadOnlySqlTransaction as exc:  # a read-only database, a standby: 503
-            raise StoreUnavailable(f"the database refuses writes: {exc}") from exc
+        """A pooled connection in autocommit mode, for work that ends by the request's
+        deadline (service/store/budget.py): a read is one round trip; writes open their own
+        transaction (``conn.transaction()``)."""
+        with budget.session(self.pool, self.watchdog) as conn:
+            yield conn
 
     connection = _connection  # for the store's companions (service/store/invitations.py)
 
@@ -571,16 +560,28 @@ class EventStore:
         with self._connection() as conn:
             conn.execute("SELECT 1")
 
+    def check_read_write(self) -> None:
+        """Raise :class:`StoreUnavailable` (``read_only``) if the database takes no writes: a
+        standby in recovery, or ``default_transaction_read_only`` on."""
+        with self._connection() as conn:
+            row = conn.execute(_READ_ONLY).fetchone()
+        if row is not None and row[0]:
+            raise StoreUnavailable("the database is a standby in recovery", "read_only")
+        if row is not None and row[1] == "on":
+            raise StoreUnavailable("the database's transactions are read-only", "read_only")
+
     def check_writable(self) -> None:
-        """Raise :class:`StoreUnavailable` unless the database commits a write that needs new
-        disk space (one row in a freshly emptied table). Catches a full disk, a read-only
-        database, a standby, a lost privilege, and what shows only at COMMIT."""
+        """Raise :class:`StoreUnavailable` unless the database commits, within the deadline, a
+        write that needs new disk space (one row in a freshly emptied table) after taking the
+        locks every append takes: a lock held on the game tables, a full disk, a read-only
+        database, a lost privilege, a synchronous standby missing (at COMMIT) all fail it."""
         try:
             with self._connection() as conn, conn.transaction():
+                conn.execute(_PROBE_LOCKS)
                 conn.execute(_PROBE_EMPTY)
                 conn.execute(_PROBE_WRITE, (_PROCESS,))
-        except psycopg.Error as exc:  # e.g. DiskFull, ReadOnlySqlTransaction, InsufficientPrivilege
-            raise StoreUnavailable(f"the database refuses writes: {exc}") from exc
+        except psycopg.Error as exc:  # e.g. InsufficientPrivilege
+            raise unavailable(exc) from exc
 
     @staticmethod
     def _exists(conn: psycopg.Connection[Any], game_id: UUID) -> bool:
