@@ -86,8 +86,11 @@ def session(pool: ConnectionPool, watchdog: Watchdog) -> Iterator[psycopg.Connec
     try:
         with pool.connection(timeout=min(db.connection_timeout(pool), left)) as conn:
             db.note_reachable(pool)
-            with watchdog.guard(conn, until) as guard:
-                yield conn
+            try:
+                with _lock_wait_within(conn, until), watchdog.guard(conn, until) as guard:
+                    yield conn
+            except errors.LockNotAvailable as exc:
+                raise StoreUnavailable(str(exc), _lock_cause(conn)) from exc
             if guard.cause == "standby":  # committed here, not confirmed by the standby
                 raise StoreUnavailable("the synchronous standby did not confirm", "standby")
     except PoolTimeout as exc:
@@ -99,6 +102,47 @@ def session(pool: ConnectionPool, watchdog: Watchdog) -> Iterator[psycopg.Connec
         raise unavailable(exc) from exc
     except errors.ReadOnlySqlTransaction as exc:  # a read-only database, a standby
         raise unavailable(exc) from exc
+
+
+@contextlib.contextmanager
+def _lock_wait_within(conn: psycopg.Connection[Any], until: float) -> Iterator[None]:
+    """A request left with less time than the session's lock_timeout (it waited for the pool)
+    gets a lock_timeout of what it has left, for as long as it holds the connection: the
+    server then ends its lock waits on time by itself. (The watchdog would too, but one round
+    trip after another when many such requests queue behind a lock.)"""
+    left = until - monotonic()
+    if left <= MIN_SECONDS:
+        raise StoreUnavailable("the request's time budget is spent", "pool")
+    if left >= settings().lock_timeout:
+        yield
+        return
+    conn.execute("SELECT set_config('lock_timeout', %s, false)", (f"{int(left * 1000)}ms",))
+    try:
+        yield
+    finally:
+        try:
+            conn.execute("RESET lock_timeout")  # the session's own, as it connected
+        except psycopg.Error:
+            conn.close()  # never back to the pool with a short timeout: the pool drops it
+
+
+# Commits wait for a synchronous standby now, or will: one is required and none is connected.
+_BEHIND_STANDBY = (
+    "SELECT EXISTS (SELECT 1 FROM pg_stat_activity WHERE wait_event = 'SyncRep')"
+    " OR (current_setting('synchronous_standby_names') <> ''"
+    " AND current_setting('synchronous_commit') NOT IN ('off', 'local')"
+    " AND NOT EXISTS (SELECT 1 FROM pg_stat_activity WHERE backend_type = 'walsender'))"
+)
+
+
+def _lock_cause(conn: psycopg.Connection[Any]) -> Cause:
+    """A lock wait that ran out: ``standby`` when commits wait for a synchronous standby (they
+    hold their locks meanwhile, and every notifying commit queues behind them), else ``lock``."""
+    with contextlib.suppress(psycopg.Error):
+        row = conn.execute(_BEHIND_STANDBY).fetchone()
+        if row is not None and row[0]:
+            return "standby"
+    return "lock"
 
 
 def _pool_cause(pool: ConnectionPool) -> Cause:
@@ -113,9 +157,12 @@ def _pool_cause(pool: ConnectionPool) -> Cause:
 _WAITS: dict[tuple[str, str], Cause] = {("IPC", "SyncRep"): "standby"}
 _CANCEL = (
     "SELECT pid, coalesce(wait_event_type, ''), coalesce(wait_event, ''),"
-    " pg_cancel_backend(pid) FROM pg_stat_activity WHERE pid = ANY(%s) AND state = 'active'"
+    f" ({_BEHIND_STANDBY}), pg_cancel_backend(pid)"
+    " FROM pg_stat_activity WHERE pid = ANY(%s) AND state = 'active'"
 )
 OBSERVER_TIMEOUT_MS = 1000  # the watchdog's own statements
+MIN_SECONDS = 0.01  # a connection had with less time than this left is given back at once
+RECHECK_SECONDS = 0.05  # how soon a guard past its deadline and still in use is looked at again
 
 
 @dataclass(eq=False)
@@ -178,7 +225,18 @@ class Watchdog:
                     self._cancel(due)
                 except Exception:  # never let the thread die
                     log.exception("watchdog: could not cancel %d statements", len(due))
+                self._watch_again(due)
+                continue
             self._wake.wait(wait)
+
+    def _watch_again(self, guards: list[Guard]) -> None:
+        """Guards still in use after their cancel (or not cancelled: between two statements
+        of a transaction, which then starts the next) are looked at again shortly."""
+        again = monotonic() + RECHECK_SECONDS
+        with self._lock:
+            for guard in guards:
+                if not guard.done:
+                    heapq.heappush(self._heap, (again, next(self._order), guard))
 
     def _cancel(self, due: list[Guard]) -> None:
         held = [guard for guard in due if guard.lock.acquire(blocking=False) or _locked(guard)]
@@ -196,15 +254,16 @@ class Watchdog:
                     with contextlib.suppress(psycopg.Error):
                         guard.conn.cancel_safe(timeout=0.5)
                 return
-            for pid, wait_type, wait_event, _ in rows:
-                live[pid].cause = _WAITS.get((wait_type, wait_event)) or (
-                    "lock" if wait_type == "Lock" else "statement"
-                )
+            for pid, wait_type, wait_event, behind_standby, _ in rows:
+                cause = _WAITS.get((wait_type, wait_event))
+                if cause is None and wait_type == "Lock":
+                    cause = "standby" if behind_standby else "lock"
+                live[pid].cause = cause or "statement"
         finally:
             for guard in held:
                 guard.lock.release()
 
-    def _observe(self, pids: list[int]) -> list[tuple[int, str, str, bool]]:
+    def _observe(self, pids: list[int]) -> list[tuple[int, str, str, bool, bool]]:
         if self._observer is None or self._observer.closed:
             self._observer = psycopg.connect(
                 self._conninfo(),
