@@ -10,7 +10,7 @@ from flask import Flask
 from psycopg_pool import ConnectionPool
 
 from service.games.registry import load_games
-from service.http import abuse, idempotency, observe, problems, readiness
+from service.http import abuse, idempotency, observe, problems, proxies, readiness
 from service.http.api import api
 from service.http.connections import ConnectionSettings, OpenStreams
 from service.http.json_provider import OrjsonProvider
@@ -96,4 +96,6 @@ def create_app(
     app.register_blueprint(leaving_api)
     app.register_blueprint(web)  # the page at /: static files, a client of the API above
     abuse.register(app)  # rate limits on creating and joining games; CORS if configured
+    # Client addresses from X-Forwarded-For, from trusted proxies only (app config overrides).
+    proxies.install(app, app.config.get("CARDROOM_TRUSTED_PROXIES", settings().trusted_proxies))
     return app
