@@ -109,6 +109,14 @@ class GameService:
         self._deadlines: Recent[UUID, tuple[Any, datetime | None]] = Recent(CACHE_SIZE)
         self.invitations = Invitations(store)
         self._private: Recent[UUID, bool] = Recent(CACHE_SIZE)
+        store.on_new_database(self.forget)
+
+    def forget(self) -> None:
+        """Drop everything this process remembers of games (another database: see
+        ``EventStore.on_new_database``)."""
+        for cache in (self._states, self._seeds, self._seat_tokens, self._deadlines):
+            cache.clear()
+        self._private.clear()
 
     # --- queries ---------------------------------------------------------------------------
 
@@ -116,6 +124,7 @@ class GameService:
         """The game as ``store`` (default: the primary) has it, or as this process last saw it
         if that is later (a cached state only moves forward)."""
         store = store or self.store
+        generation = self.store.generation
         cached = self._states.get(game_id)
         if cached is None:
             name, events = store.load(game_id)
@@ -125,6 +134,8 @@ class GameService:
             name, state = cached
             adapter = adapter_for(name)
             events = store.events_after(game_id, state.version)
+            if self.store.generation != generation:  # read from another database meanwhile:
+                return self.load(game_id, store)  # the cached state is not to be believed
         evolve = adapter.game.evolve
         for event in events:
             state = evolve(state, event)

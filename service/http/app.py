@@ -83,6 +83,7 @@ def create_app(
     # long polls): routes-only apps and plain reads never open it.
     hub = live.Hub(lambda: str(pool.conninfo))
     atexit.register(hub.stop)
+    games.store.on_new_database(hub.forget)  # it vouches for versions of the old one no more
     app.extensions["cardroom_live"] = hub
     connections = app.extensions["cardroom_connections"] = ConnectionSettings.from_env()
     # The per-address cap on streams and long polls; app config CARDROOM_STREAMS_PER_ADDRESS

@@ -130,6 +130,12 @@ class Hub:
         while len(self._latest) > KNOWN_GAMES:
             self._latest.popitem(last=False)
 
+    def forget(self) -> None:
+        """Vouch for nothing known so far (the database is another: its versions may be
+        behind what was notified)."""
+        with self._lock:
+            self._latest.clear()
+
     def start(self) -> bool:
         """Start listening unless it already does; returns whether it listens. The first call
         waits for the first connection attempt, so that a caller who reads the store after it
