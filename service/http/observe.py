@@ -1,7 +1,7 @@
 """What an operator sees of each request: its request id, its log context, its metrics; and the
 probes: ``GET /livez`` (the process answers), ``GET /metrics`` (Prometheus); ``GET /readyz`` is
-service/http/readiness.py's. ``GET /healthz`` (service/http/api.py) stays as it was: the database
-answers a read.
+service/http/readiness.py's. ``GET /healthz`` (service/http/routes/operations.py) stays as it
+was: the database answers a read.
 
 Each request gets its deadline here, first (service/store/budget.py).
 
@@ -20,7 +20,7 @@ from typing import Any
 from flask import Blueprint, Flask, Response, current_app, g, request
 
 from service import logs, metrics
-from service.http.api import json_response
+from service.http.routes.common import json_response
 from service.http.schemas import Liveness
 from service.store import budget
 from service.store.events import EventStore

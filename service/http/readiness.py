@@ -19,8 +19,8 @@ from dataclasses import dataclass
 
 from flask import Blueprint, Flask, Response, current_app
 
-from service.http.api import json_response
 from service.http.problems import UNAVAILABLE, Problem, problem_response
+from service.http.routes.common import json_response
 from service.settings import settings
 from service.store import budget
 from service.store.events import EventStore
