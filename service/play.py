@@ -105,10 +105,18 @@ class GameService:
         self._states: Recent[UUID, tuple[str, Any]] = Recent(CACHE_SIZE)
         self._seeds: Recent[UUID, bytes] = Recent(CACHE_SIZE)
         self._seat_tokens: Recent[UUID, list[SeatToken]] = Recent(CACHE_SIZE)
-        self.deadlines = Deadlines(store.pool)
+        self.deadlines = Deadlines(store.pool, store.watchdog)
         self._deadlines: Recent[UUID, tuple[Any, datetime | None]] = Recent(CACHE_SIZE)
         self.invitations = Invitations(store)
         self._private: Recent[UUID, bool] = Recent(CACHE_SIZE)
+        store.on_new_database(self.forget)
+
+    def forget(self) -> None:
+        """Drop everything this process remembers of games (another database: see
+        ``EventStore.on_new_database``)."""
+        for cache in (self._states, self._seeds, self._seat_tokens, self._deadlines):
+            cache.clear()
+        self._private.clear()
 
     @property
     def keys(self) -> service_keys.Keyring:
@@ -124,6 +132,7 @@ class GameService:
         """The game as ``store`` (default: the primary) has it, or as this process last saw it
         if that is later (a cached state only moves forward)."""
         store = store or self.store
+        generation = self.store.generation
         cached = self._states.get(game_id)
         if cached is None:
             name, events = store.load(game_id)
@@ -133,6 +142,8 @@ class GameService:
             name, state = cached
             adapter = adapter_for(name)
             events = store.events_after(game_id, state.version)
+            if self.store.generation != generation:  # read from another database meanwhile:
+                return self.load(game_id, store)  # the cached state is not to be believed
         evolve = adapter.game.evolve
         for event in events:
             state = evolve(state, event)

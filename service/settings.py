@@ -22,6 +22,10 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 _UNPREFIXED = {"database_url": "DATABASE_URL", "web_concurrency": "WEB_CONCURRENCY"}
 
 
+# Where rate limits may count (limits' storage schemes): one process, or Redis.
+RATE_LIMIT_SCHEMES = ("memory", "redis", "rediss", "redis+sentinel", "redis+cluster")
+
+
 class SettingsError(ValueError):
     """A setting is invalid; the message is one line naming the variable."""
 
@@ -60,6 +64,15 @@ class Settings(BaseSettings):
     )
     lock_timeout: float = Field(
         3.0, gt=0, description="seconds a statement may wait for a lock (then cancelled: 503)"
+    )
+    request_budget: float = Field(
+        5.0,
+        gt=0,
+        description="seconds a request may wait for the database in all (a connection, locks,"
+        " statements, a synchronous standby) before it answers 503",
+    )
+    ready_timeout: float = Field(
+        2.0, gt=0, description="seconds GET /readyz's probe write may take to commit (then 503)"
     )
     idle_in_transaction_timeout: float = Field(
         10.0, gt=0, description="seconds a transaction may stay idle before its session ends"
@@ -123,6 +136,16 @@ class Settings(BaseSettings):
     rate_limit_moves: str = Field(
         "300/minute", description="POST /games/{id}/moves per bearer token"
     )
+    rate_limit_storage: str = Field(
+        "memory://",
+        description="where rate limits count: `memory://` (each process alone: one worker"
+        " only) or a Redis URI (`redis://host:6379/0`, shared by every process and host)",
+    )
+    trusted_proxies: str = Field(
+        "",
+        description="comma-separated addresses or CIDRs of reverse proxies whose"
+        " X-Forwarded-For names the client; empty: the peer is the client",
+    )
     waiting_games_per_address: int = Field(
         10, ge=0, description="games not yet started one address may hold seats in; 0: no cap"
     )
@@ -173,6 +196,26 @@ class Settings(BaseSettings):
             parse_many(value)
         except ValueError:
             raise ValueError("must be a rate like 30/minute or 10/minute;100/hour") from None
+        return value
+
+    @field_validator("rate_limit_storage")
+    @classmethod
+    def _storage(cls, value: str) -> str:
+        scheme = value.partition("://")[0]
+        if "://" not in value or scheme not in RATE_LIMIT_SCHEMES:
+            raise ValueError(f"must be a URI of one of {', '.join(RATE_LIMIT_SCHEMES)}")
+        return value
+
+    @field_validator("trusted_proxies")
+    @classmethod
+    def _networks(cls, value: str) -> str:
+        import ipaddress
+
+        for part in filter(None, (p.strip() for p in value.split(","))):
+            try:
+                ipaddress.ip_network(part, strict=False)
+            except ValueError:
+                raise ValueError(f"{part!r} is not an address or CIDR (10.0.0.0/8)") from None
         return value
 
 

@@ -166,6 +166,7 @@ def serve(
     # as the least privileged role (SELECT and INSERT only) whatever user the URL names:
     # db.app_url.
     os.environ["DATABASE_URL"] = db.app_url(url)
+    _warn_of_per_process_limits(workers)
     limits = ConnectionSettings.from_env()
     _raise_open_files_limit(limits.worker_connections + 1024)
     _run_gunicorn(
@@ -187,6 +188,20 @@ def serve(
             "child_exit": _forget_worker_metrics,
         }
     )
+
+
+def _warn_of_per_process_limits(workers: int) -> None:
+    """Rate limits kept in memory count in each worker: say so once, with the way out."""
+    configured = settings()
+    in_memory = configured.rate_limit_storage.startswith("memory://")
+    if workers > 1 and configured.rate_limits == "on" and in_memory:
+        logging.getLogger(__name__).warning(
+            "rate limits count in each of the %d worker processes (CARDROOM_RATE_LIMIT_"
+            "STORAGE=memory://): a client gets up to %d times each limit; set it to a "
+            "Redis URI (redis://host:6379/0) to count once for the service",
+            workers,
+            workers,
+        )
 
 
 def _patch_for_gevent() -> None:

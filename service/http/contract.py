@@ -40,6 +40,7 @@ SHARED_BODIES = (
     schemas.Jwks,
     schemas.Health,
     schemas.Liveness,
+    schemas.Readiness,
     schemas.Rulings,
 )
 

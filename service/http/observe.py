@@ -1,7 +1,9 @@
 """What an operator sees of each request: its request id, its log context, its metrics; and the
-probes: ``GET /livez`` (the process answers), ``GET /readyz`` (the database accepts a write),
-``GET /metrics`` (Prometheus). ``GET /healthz`` (service/http/routes/operations.py) stays as it
+probes: ``GET /livez`` (the process answers), ``GET /metrics`` (Prometheus); ``GET /readyz`` is
+service/http/readiness.py's. ``GET /healthz`` (service/http/routes/operations.py) stays as it
 was: the database answers a read.
+
+Each request gets its deadline here, first (service/store/budget.py).
 
 A request's id is its ``X-Request-ID`` if the client sent a usable one (a proxy's, a client's
 own), else a new UUID; the answer carries it back, and every log line of the request names it.
@@ -17,10 +19,16 @@ from typing import Any
 
 from flask import Blueprint, Flask, Response, current_app, g, request
 
+<<<<<<< HEAD
 from service import key_registry, logs, metrics
 from service.http.problems import Problem
 from service.http.routes.common import HEALTH, json_response
+=======
+from service import logs, metrics
+from service.http.routes.common import json_response
+>>>>>>> fleet
 from service.http.schemas import Liveness
+from service.store import budget
 from service.store.events import EventStore
 
 HEADER = "X-Request-ID"
@@ -47,6 +55,7 @@ def register(app: Flask, store: EventStore) -> None:
 
     @app.before_request
     def _start() -> None:
+        budget.start()  # everything it waits for in the database ends by then
         g.started = time.perf_counter()
         g.request_id = request_id()
         view_args = request.view_args
@@ -69,6 +78,7 @@ def register(app: Flask, store: EventStore) -> None:
 
     @app.teardown_request
     def _end(_: BaseException | None) -> None:
+        budget.end()
         logs.end()
 
     app.register_blueprint(probes)
@@ -98,6 +108,7 @@ def livez() -> Response:
     return json_response(ALIVE)
 
 
+<<<<<<< HEAD
 @probes.get("/readyz")
 def readyz() -> Response:
     """Ready for traffic: the database accepts a write (503 problem+json otherwise).
@@ -131,6 +142,8 @@ def readyz() -> Response:
     return json_response(HEALTH.dump({"status": "ok", "database": "ok"}))
 
 
+=======
+>>>>>>> fleet
 @probes.get("/metrics")
 def prometheus() -> Response:
     """The metrics, summed over every worker process.

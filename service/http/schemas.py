@@ -679,6 +679,22 @@ class Health(Schema):
     database = fields.String(required=True, metadata={"enum": ["ok"]})
 
 
+class Readiness(Schema):
+    """``GET /readyz``: every check passed."""
+
+    status = fields.String(required=True, metadata={"enum": ["ok"]})
+    database = fields.String(required=True, metadata={"enum": ["ok"]})
+    checks = fields.Dict(
+        keys=fields.String(),
+        values=fields.String(),
+        required=True,
+        metadata={
+            "description": "Each check's result: `ok` (or why not, for a check that"
+            " does not fail the probe)."
+        },
+    )
+
+
 class Liveness(Schema):
     """``GET /livez``: the process answers (the database is not asked)."""
 

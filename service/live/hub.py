@@ -35,7 +35,7 @@ from uuid import UUID
 import psycopg
 
 from service.live.shared import SingleFlight
-from service.store import db
+from service.store import budget, db
 
 log = logging.getLogger(__name__)
 
@@ -129,6 +129,12 @@ class Hub:
         self._latest.move_to_end(game_id)
         while len(self._latest) > KNOWN_GAMES:
             self._latest.popitem(last=False)
+
+    def forget(self) -> None:
+        """Vouch for nothing known so far (the database is another: its versions may be
+        behind what was notified)."""
+        with self._lock:
+            self._latest.clear()
 
     def start(self) -> bool:
         """Start listening unless it already does; returns whether it listens. The first call
@@ -296,7 +302,9 @@ def wait_past(
         if not woken and hub.listening and hub.epoch == epoch:
             break  # the time is up and no notification was missed: nothing to read again
         epoch = hub.epoch
+        budget.start()  # the wait is over: the request's reads get a budget from now
         current = _RELOADS.run((game_id, after), load).result or current
+    budget.start()  # what the answer still reads gets a budget of its own too
     return current
 
 

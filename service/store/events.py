@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import base64
 import hmac
+import logging
 import os
 import socket
-from collections.abc import Iterator, Mapping, Sequence
+import threading
+import weakref
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
@@ -28,9 +31,12 @@ from psycopg_pool import ConnectionPool
 from domain.chain import GENESIS, event_hash
 from domain.decider import GAME_CANCELLED, GAME_ENDED, GAME_STARTED, SEAT_LEFT, Event
 from service import metrics
-from service.store import db, idempotency_records, invitations
+from service.store import budget, idempotency_records, invitations
+from service.store.failures import StoreError, StoreUnavailable, unavailable
 from service.store.idempotency_records import IdempotencyRecord
 from service.store.recent import Recent
+
+log = logging.getLogger(__name__)
 
 STATUSES = ("waiting", "playing", "over", "cancelled")
 # Orders of ``list_games``: by (created_at, id) ascending or descending.
@@ -44,10 +50,6 @@ _CONFLICT_CONSTRAINTS = {
     "events_version_contiguous",
     "turn_deadlines_pkey",
 }
-
-
-class StoreError(Exception):
-    """Base of the store's errors."""
 
 
 class GameNotFound(StoreError):
@@ -84,10 +86,18 @@ class VersionConflict(StoreError):
 _PROBE_EMPTY = "TRUNCATE readiness_probe"
 _PROBE_WRITE = "INSERT INTO readiness_probe (process) VALUES (%s)"
 _PROCESS = f"{socket.gethostname()}:{os.getpid()}"
-
-
-class StoreUnavailable(StoreError):
-    """The database cannot be reached (down, restarting, or the pool is exhausted)."""
+# What an append locks (the mode INSERT takes: appends never wait for each other on it, only
+# for a lock someone took on a whole table).
+_PROBE_LOCKS = "LOCK TABLE games, events, seats, turn_deadlines IN ROW EXCLUSIVE MODE"
+# Which database this is: the cluster (pg_control), its history (timeline), the server's
+# lifetime (a restart onto a copy of the files keeps the first two) and the database itself.
+_IDENTITY = (
+    "SELECT (SELECT system_identifier FROM pg_control_system()),"
+    " (SELECT timeline_id FROM pg_control_checkpoint()),"
+    " pg_postmaster_start_time(),"
+    " (SELECT oid FROM pg_database WHERE datname = current_database())"
+)
+_READ_ONLY = "SELECT pg_is_in_recovery(), current_setting('default_transaction_read_only')"
 
 
 @dataclass(frozen=True, slots=True)
@@ -258,23 +268,50 @@ class EventStore:
         # The last (version, hash) seen of recent games: the next append links to it without
         # reading it back (events never change, so a remembered hash stays true).
         self._heads: Recent[UUID, tuple[int, str]] = Recent(4096)
+        self.watchdog = budget.Watchdog(lambda: str(pool.conninfo))
+        # Which database the caches were read from, and the connections checked against it.
+        self._identity: tuple[Any, ...] | None = None
+        self._identity_lock = threading.Lock()
+        self._checked: weakref.WeakSet[psycopg.Connection[Any]] = weakref.WeakSet()
+        self._forgetters: list[Callable[[], None]] = [self._heads.clear]
+        # Counts the databases met: a read that began under another generation must not
+        # believe (nor remember) what it took from memory before.
+        self.generation = 0
 
     @contextmanager
     def _connection(self) -> Iterator[psycopg.Connection[Any]]:
-        """A pooled connection in autocommit mode: a read is one round trip; writes open their
-        own transaction (``conn.transaction()``)."""
-        try:
-            with self.pool.connection(timeout=db.connection_timeout(self.pool)) as conn:
-                db.note_reachable(self.pool)
-                yield conn
-        except errors.DiskFull as exc:  # it answers, but cannot write: 503, yet not "down"
-            raise StoreUnavailable(f"the database refuses writes: {exc}") from exc
-        except (psycopg.OperationalError, psycopg.InterfaceError) as exc:
-            # Includes psycopg_pool.PoolTimeout. The pool discards broken connections itself.
-            db.note_unreachable(self.pool, exc)
-            raise StoreUnavailable(str(exc)) from exc
-        except errors.ReadOnlySqlTransaction as exc:  # a read-only database, a standby: 503
-            raise StoreUnavailable(f"the database refuses writes: {exc}") from exc
+        """A pooled connection in autocommit mode, for work that ends by the request's
+        deadline (service/store/budget.py): a read is one round trip; writes open their own
+        transaction (``conn.transaction()``)."""
+        with budget.session(self.pool, self.watchdog) as conn:
+            if conn not in self._checked:
+                self._check_database(conn)
+            yield conn
+
+    def on_new_database(self, forget: Callable[[], None]) -> None:
+        """Call ``forget`` whenever this process finds its database is not the one it read
+        before: a restart onto a restored copy, a failover, another server or database."""
+        self._forgetters.append(forget)
+
+    def _check_database(self, conn: psycopg.Connection[Any]) -> None:
+        """On each new connection: the server's system identifier, timeline and start time
+        and the database's oid. Any change (a server restarted onto a copy of its files that
+        lacks the last commits, a promoted standby, another server or database) means what
+        this process remembers may be ahead of what the database holds: it is all dropped."""
+        identity = tuple(conn.execute(_IDENTITY).fetchone() or ())
+        with self._identity_lock:
+            known, self._identity = self._identity, identity
+            if known is not None and known != identity:
+                log.warning(
+                    "the database is not the one this process read before (system, timeline,"
+                    " database, start: %s, was %s): every cache is dropped",
+                    identity,
+                    known,
+                )
+                self.generation += 1  # before the caches go: see GameService.load
+                for forget in self._forgetters:
+                    forget()
+            self._checked.add(conn)
 
     connection = _connection  # for the store's companions (service/store/invitations.py)
 
@@ -349,6 +386,7 @@ class EventStore:
         """
         if not events:
             raise ValueError("nothing to append")
+        generation = self.generation
         previous = self.hash_at(game_id, expected_version)
         rows = _rows(game_id, expected_version + 1, previous, events)
         query = _append_query(
@@ -366,6 +404,8 @@ class EventStore:
         metrics.APPENDS.inc()
         try:
             with self._connection() as conn:
+                if self.generation != generation:  # the hash linked to may be of another
+                    raise VersionConflict(game_id, expected_version)  # database: decide again
                 if invitation is None:
                     conn.execute(query, params)
                 else:
@@ -571,16 +611,28 @@ class EventStore:
         with self._connection() as conn:
             conn.execute("SELECT 1")
 
+    def check_read_write(self) -> None:
+        """Raise :class:`StoreUnavailable` (``read_only``) if the database takes no writes: a
+        standby in recovery, or ``default_transaction_read_only`` on."""
+        with self._connection() as conn:
+            row = conn.execute(_READ_ONLY).fetchone()
+        if row is not None and row[0]:
+            raise StoreUnavailable("the database is a standby in recovery", "read_only")
+        if row is not None and row[1] == "on":
+            raise StoreUnavailable("the database's transactions are read-only", "read_only")
+
     def check_writable(self) -> None:
-        """Raise :class:`StoreUnavailable` unless the database commits a write that needs new
-        disk space (one row in a freshly emptied table). Catches a full disk, a read-only
-        database, a standby, a lost privilege, and what shows only at COMMIT."""
+        """Raise :class:`StoreUnavailable` unless the database commits, within the deadline, a
+        write that needs new disk space (one row in a freshly emptied table) after taking the
+        locks every append takes: a lock held on the game tables, a full disk, a read-only
+        database, a lost privilege, a synchronous standby missing (at COMMIT) all fail it."""
         try:
             with self._connection() as conn, conn.transaction():
+                conn.execute(_PROBE_LOCKS)
                 conn.execute(_PROBE_EMPTY)
                 conn.execute(_PROBE_WRITE, (_PROCESS,))
-        except psycopg.Error as exc:  # e.g. DiskFull, ReadOnlySqlTransaction, InsufficientPrivilege
-            raise StoreUnavailable(f"the database refuses writes: {exc}") from exc
+        except psycopg.Error as exc:  # e.g. InsufficientPrivilege
+            raise unavailable(exc) from exc
 
     @staticmethod
     def _exists(conn: psycopg.Connection[Any], game_id: UUID) -> bool:
