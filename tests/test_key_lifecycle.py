@@ -180,8 +180,10 @@ def test_keys_replaced_under_a_running_host_fail_its_readiness(
         init_keys(path)  # someone "fixes" a missing file with new keys
         answer = wait_for_status(f"{served.url}/readyz", 503)
         problem = answer.json()
-        assert problem["code"] == "keys_mismatch", problem
-        assert str(path) in problem["detail"] and "seed key" in problem["detail"], problem
+        assert problem["code"] == "not_ready", problem
+        reason = problem["checks"]["keys"]
+        assert str(path) in reason and "seed key" in reason, problem
+        assert "keys" in problem["detail"], problem
         path.write_text(original)  # the right keys back: ready again
         wait_for_status(f"{served.url}/readyz", 200)
 

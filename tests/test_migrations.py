@@ -30,11 +30,7 @@ def test_concurrent_migrations_apply_once(database_url: str) -> None:
             tables = conn.execute(
                 "SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY 1"
             ).fetchall()
-<<<<<<< HEAD
         assert versions == [(ScriptDirectory.from_config(alembic_config(url)).get_current_head(),)]
-=======
-        assert versions == [("0012",)]
->>>>>>> keys
         assert [t for (t,) in tables] == [
             "alembic_version",
             "events",

@@ -19,14 +19,8 @@ from typing import Any
 
 from flask import Blueprint, Flask, Response, current_app, g, request
 
-<<<<<<< HEAD
-from service import key_registry, logs, metrics
-from service.http.problems import Problem
-from service.http.routes.common import HEALTH, json_response
-=======
 from service import logs, metrics
 from service.http.routes.common import json_response
->>>>>>> fleet
 from service.http.schemas import Liveness
 from service.store import budget
 from service.store.events import EventStore
@@ -108,42 +102,6 @@ def livez() -> Response:
     return json_response(ALIVE)
 
 
-<<<<<<< HEAD
-@probes.get("/readyz")
-def readyz() -> Response:
-    """Ready for traffic: the database accepts a write (503 problem+json otherwise).
-    ---
-    get:
-      tags:
-      - operations
-      operationId: readiness
-      summary: Readiness probe
-      description: >-
-        `200` when the database commits a write that needs new disk space (one row in a
-        freshly emptied table), else `503`: a full disk, a read-only database, a standby or a
-        lost privilege make it fail while `/healthz` still says `200`. For a Kubernetes
-        `readinessProbe` or a load balancer's health check. Also `503 keys_mismatch` while this
-        host's keys lack a key id the database has used (its detail names them).
-      security: []
-      responses:
-        '200':
-          description: Ready for traffic.
-          content:
-            application/json:
-              schema: {$ref: '#/components/schemas/Health'}
-        '500': InternalError
-        '503': NotReady
-    """
-    store = current_app.extensions["cardroom_store"]
-    store.check_writable()
-    keys_problem = key_registry.readiness_problem(store.pool)
-    if keys_problem:  # games sealed under a key this host lacks would answer 500
-        raise Problem(503, "keys_mismatch", keys_problem, headers={"Retry-After": "5"})
-    return json_response(HEALTH.dump({"status": "ok", "database": "ok"}))
-
-
-=======
->>>>>>> fleet
 @probes.get("/metrics")
 def prometheus() -> Response:
     """The metrics, summed over every worker process.

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from flask import Blueprint, Flask, Response, current_app
 
+from service import key_registry
 from service.http.problems import UNAVAILABLE, Problem, problem_response
 from service.http.routes.common import json_response
 from service.settings import settings
@@ -49,7 +50,15 @@ def register(app: Flask, store: EventStore) -> None:
     one, behind the locks an append takes, within the ready timeout."""
     add_check(app, "database_read_write", store.check_read_write)
     add_check(app, "database_commits", store.check_writable)
+    add_check(app, "keys", lambda: _keys_match(store))
     app.register_blueprint(readiness)
+
+
+def _keys_match(store: EventStore) -> None:
+    """Games sealed under a key this host lacks would answer 500: keep it out of traffic."""
+    problem = key_registry.readiness_problem(store.pool)
+    if problem:
+        raise RuntimeError(problem)
 
 
 def results(app: Flask) -> tuple[dict[str, str], list[str]]:
