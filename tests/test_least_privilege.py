@@ -27,6 +27,8 @@ APP_TABLES = {
     "private_games": "creator_hash",
     "invitations": "token_hash",
     "turn_deadlines": "deadline",
+    "rematches": "rematch_id",
+    "rematch_seats": "new_seat",
 }
 TEST_PASSWORD = "cardroom-test"  # only where the test server wants passwords (testcontainers)
 

@@ -29,7 +29,7 @@ def test_concurrent_migrations_apply_once(database_url: str) -> None:
             tables = conn.execute(
                 "SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY 1"
             ).fetchall()
-        assert versions == [("0011",)]
+        assert versions == [("0016",)]
         assert [t for (t,) in tables] == [
             "alembic_version",
             "events",
@@ -39,6 +39,8 @@ def test_concurrent_migrations_apply_once(database_url: str) -> None:
             "invitations",
             "private_games",
             "readiness_probe",
+            "rematch_seats",
+            "rematches",
             "seats",
             "turn_deadlines",
         ]

@@ -652,6 +652,16 @@ class StreamQuery(Strict):
             "description": "Start after this version (ignored when `Last-Event-ID` is sent)."
         },
     )
+    follow_rematch = fields.Boolean(
+        load_default=False,
+        truthy={"true"},
+        falsy={"false"},
+        metadata={
+            "description": "After the game's last event, keep the stream open until the game's"
+            " rematch is proposed (`POST /games/{game_id}/rematch`), send it as a `rematch`"
+            " message, then end (within the stream's lifetime, as ever: reconnect)."
+        },
+    )
 
 
 class EventPage(Schema):
