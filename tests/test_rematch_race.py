@@ -115,9 +115,11 @@ def test_bots_come_back_as_bots_and_names_stay(pool: ConnectionPool) -> None:
     rematcher = Rematcher(games)
     rematch, seat, new = rematcher.ask(gid, 2, _token())
     view = new.adapter.game.view(new.state, _spectator())
-    assert view["status"] == "waiting" and view["rules"] == games.load(gid).adapter.game.view(
-        games.load(gid).state, _spectator()
-    )["rules"]
+    assert (
+        view["status"] == "waiting"
+        and view["rules"]
+        == games.load(gid).adapter.game.view(games.load(gid).state, _spectator())["rules"]
+    )
     seats = view["seats"]
     assert (seats[1]["bot"], seats[1]["name"]) == ("random", "Rita")  # reserved as before
     assert seat == 0 and seats[0]["name"] == "Player 1"  # the first free seat, its own name
