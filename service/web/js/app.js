@@ -17,6 +17,7 @@ async function route() {
   leave?.();
   leave = null;
   clearNotice();
+  window.scrollTo(0, 0); // a new page starts at its top, not at the last page's scroll position
   // A private game's invitation link: #/game/<id>?invitation=<token>.
   const game = hash.match(/^#\/game\/([0-9a-f-]{36})(?:\?invitation=([A-Za-z0-9_%-]{1,128}))?$/i);
   const rules = hash.match(/^#\/rules\/([a-z0-9-]{1,40})(?:\/([A-Z]\d+))?$/);
@@ -38,6 +39,7 @@ async function route() {
     replace(main, h("h1", {}, "Not found"), h("p", {}, h("a", { href: "#/" }, "Back to the lobby")));
   }
   main.focus({ preventScroll: true });
+  window.scrollTo(0, 0);
 }
 
 window.addEventListener("hashchange", route);

@@ -2,6 +2,7 @@
 // GET /games/{id} (the view for your seat), its event stream and GET /games/{id}/scores.
 import { api, follow, forgetSeat, invitationLink, invitationOf, rememberInvitation, rememberSeat, seatOf } from "./api.js";
 import { focusKey, restoreFocus } from "./focus.js";
+import { morph } from "./morph.js";
 import { knownGame, moduleFor, rememberGame } from "./games.js";
 import { clearNotice, clearTroubleNotice, h, notify, replace } from "./ui.js";
 
@@ -371,8 +372,9 @@ class GamePage {
     if (!view) return;
     const focus = focusKey();
     const m = this.module;
-    replace(
-      this.main,
+    if (!this.drawn) this.main.replaceChildren(); // the page before this one (the lobby) goes
+    this.drawn = true;
+    morph(this.main, [
       h("div", { class: "game-head" },
         h("h1", {}, m.title),
         h("p", { class: "muted" }, m.describeGame(view)),
@@ -403,9 +405,9 @@ class GamePage {
       h("section", { class: "panel log", "aria-label": "What happened" },
         h("h2", {}, "What happened"),
         this.log.length
-          ? h("ul", { id: "log", tabindex: 0, "aria-label": "Events, newest first" }, this.log.map((e) => h("li", { dataset: { version: e.version } }, h("span", { class: "v muted small" }, `v${e.version}`), " ", e.line)))
+          ? h("ul", { id: "log", tabindex: 0, "aria-label": "Events, newest first" }, this.log.map((e) => h("li", { dataset: { version: e.version, key: `v${e.version}` } }, h("span", { class: "v muted small" }, `v${e.version}`), " ", e.line)))
           : h("p", { class: "muted" }, "Nothing yet.")),
-    );
+    ].filter(Boolean));
     this.showConnection();
     restoreFocus(focus, this.main);
     this.returnToHand();
