@@ -25,7 +25,8 @@ WATCH = """() => {
     for (const r of records) {
       const node = r.target.nodeType === 1 ? r.target : r.target.parentElement;
       const removed = [...r.removedNodes].some((n) => n.contains?.(hand) || hand.contains(n));
-      if (hand.contains(node) || removed || node.closest?.("#how-to-play") === window.__kept.how && r.type === "childList")
+      const how = node.closest?.("#how-to-play") === window.__kept.how && r.type === "childList";
+      if (hand.contains(node) || removed || how)
         window.__changes.push(`${r.type} ${node.tagName}#${node.id} ${r.attributeName || ""}`);
     }
   });

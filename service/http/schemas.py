@@ -338,6 +338,14 @@ class SeatGranted(Schema):
     receipt = fields.Nested(Receipt, metadata={"description": RECEIPT_DESCRIPTION})
 
 
+class RematchGranted(SeatGranted):
+    """POST /games/{id}/rematch: your seat in the finished game's rematch (``game_id``)."""
+
+    rematch_of = fields.UUID(
+        required=True, metadata={"description": "The finished game this is the rematch of."}
+    )
+
+
 class EventRecord(Schema):
     version = fields.Integer(
         required=True,

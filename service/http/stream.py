@@ -25,9 +25,16 @@ from marshmallow import ValidationError, fields, validate
 from domain.decider import Viewer
 from service import metrics
 from service.http import auth
-from service.http.api import connection_settings, game_id_of, games, hub, load, open_streams
 from service.http.hangup import Hangup
 from service.http.rematching import REMATCH_VIEW, rematch_body, rematches
+from service.http.routes.common import (
+    connection_settings,
+    game_id_of,
+    games,
+    hub,
+    load,
+    open_streams,
+)
 from service.http.schemas import EventRecord, StreamQuery
 from service.live.hub import Hub, vouched
 from service.live.shared import SingleFlight
