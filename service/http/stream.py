@@ -84,11 +84,12 @@ def stream(game_id: str) -> Response:
         schema: StreamQuery
       - name: Last-Event-ID
         in: header
-        description: The `id` of the last event received; resume after it.
+        description: |
+          The `id` of the last message received; resume after it (an event's version, or
+          `<version>r` for the rematch's announcement).
         schema:
-          type: integer
-          minimum: 0
-          maximum: 2147483647
+          type: string
+          pattern: '^[0-9]{1,10}r?$'
       summary: Follow a game's events live (Server-Sent Events)
       description: |
         The game's events as they are appended, as a `text/event-stream` (Server-Sent Events;
@@ -112,8 +113,17 @@ def stream(game_id: str) -> Response:
         starts with a `retry:` hint (milliseconds before reconnecting) and sends a comment line
         (`: heartbeat`) after 15 seconds without an event.
 
+        **Rematch.** Once a player of the finished game proposes its rematch
+        (`POST /games/{game_id}/rematch`), a stream that reaches the game's end sends it as one
+        more message, `event: rematch`, whose `data` is the view's `rematch` (`game_id`,
+        `proposed_by`, `proposed_at`) and whose `id` is the last version followed by `r`.
+        With `follow_rematch=true` the stream stays open after the game's end until the rematch
+        is proposed, and sends it as soon as it is.
+
         **Bounded lifetime.** The server ends the stream after the game's last event
-        (`game_ended`), and otherwise after 4 to 5 minutes (`CARDROOM_STREAM_SECONDS`, 300).
+        (`game_ended`) and the rematch's message if there is one (with `follow_rematch`: once
+        the rematch is sent), and otherwise after 4 to 5 minutes
+        (`CARDROOM_STREAM_SECONDS`, 300).
         A client that reads nothing for 30 seconds while events wait for it is cut off.
         Reconnect with `Last-Event-ID: <the last id you got>` (an
         `EventSource` does so by itself): you get exactly the events after it, none twice,
@@ -134,7 +144,10 @@ def stream(game_id: str) -> Response:
           content:
             text/event-stream: {}
         '204':
-          description: The game is over and every event up to its last has been sent. No body.
+          description: |
+            The game is over and every event up to its last has been sent (and its rematch's
+            message, if one was proposed; without `follow_rematch`, none is waited for).
+            No body.
         '400':
           description: |
             `invalid_request`: an unknown query parameter, one out of range, or a
