@@ -118,6 +118,7 @@ class GamePage {
       after: this.seen ?? this.view.version, // from the last event the log has seen: no gap
       onEvent: (record) => this.onEvent(record),
       onState: (state) => this.showConnection(state),
+      onRematch: () => this.refresh().then(() => this.render()), // the view says who proposed it
     });
   }
 
@@ -251,35 +252,43 @@ class GamePage {
       content, h("button", { type: "button", class: "primary", id: "round-summary-continue", onclick: () => this.hideSummary() }, "Continue"));
   }
 
+  /** The outcome first: a finished game's ranking and how it was decided, then Replay and the
+   * table's rematch. */
   finalPanel() {
-    const content = this.view.status === "over" && this.sheet && this.module.finalSummary?.(this.sheet, this.view);
-    if (!content) return null;
-    return h("section", { class: "panel final", id: "final" }, content,
+    if (this.view.status !== "over") return null;
+    const content = this.sheet && this.module.finalSummary?.(this.sheet, this.view);
+    return h("section", { class: "panel final", id: "final", "aria-labelledby": "final-title" }, content,
       h("p", { class: "cta" },
         h("a", { class: "button primary", href: `#/replay/${this.id}`, id: "replay-link" }, "Replay this game, turn by turn"), " ",
-        h("button", { type: "button", class: "secondary", id: "rematch", onclick: () => this.rematch() }, "Rematch: same game, same people and bots")));
+        this.rematchControl()));
   }
 
-  /** The same game again: same rules, the same bots at the same seats, the same clock; this
-   * browser sits down, and the others join by the invitation link. */
+  /** Rematch for the whole table (POST /games/{id}/rematch): the first to ask creates it, the
+   * others see "‹name› proposes a rematch — Join", live (the stream announces it). */
+  rematchControl() {
+    const offer = this.view.rematch;
+    const proposer = offer ? this.view.seats[offer.proposed_by]?.name || `Seat ${offer.proposed_by + 1}` : null;
+    if (offer && seatOf(offer.game_id)) {
+      return h("a", { class: "button secondary", id: "rematch-link", href: `#/game/${offer.game_id}` }, "Go to the rematch: you have a seat");
+    }
+    if (!this.seat) {
+      return offer ? h("span", { id: "rematch-offer" }, `${proposer} proposed a rematch: `, h("a", { href: `#/game/${offer.game_id}`, id: "rematch-link" }, "watch it")) : null;
+    }
+    const button = (label) => h("button", { type: "button", class: offer ? "primary" : "secondary", id: "rematch", onclick: () => this.rematch() }, label);
+    if (!offer) return button("Rematch: same game, same people and bots");
+    return h("span", { id: "rematch-offer", role: "status" }, `${proposer} proposes a rematch — `, button("Join"));
+  }
+
+  /** This seat's seat in the rematch (created now if nobody proposed it yet). */
   async rematch() {
-    const { players, ...rules } = this.view.rules;
-    const bots = this.view.seats.filter((s) => s.bot).map((s) => ({ seat: s.seat, kind: s.bot, name: s.name }));
-    const body = { game: this.view.game, players, rules, bots };
-    if (this.view.turn_seconds) body.turn_seconds = this.view.turn_seconds;
-    if (this.view.visibility === "private") body.visibility = "private";
     try {
-      const game = await api("POST", "/games", { body });
-      const join = { name: this.seat?.name || localStorage.getItem("cardroom.name") || "Player" };
-      if (game.invitation) {
-        rememberInvitation(game.game_id, game.invitation);
-        join.invitation = game.invitation.token;
-      }
-      const grant = await api("POST", `/games/${game.game_id}/players`, { body: join });
-      rememberSeat(game.game_id, grant);
-      location.hash = `#/game/${game.game_id}`;
+      const grant = await api("POST", `/games/${this.id}/rematch`, { token: this.token });
+      rememberSeat(grant.game_id, grant);
+      location.hash = `#/game/${grant.game_id}`;
     } catch (error) {
       notify(error.message);
+      await this.refresh();
+      this.render();
     }
   }
 
@@ -381,9 +390,9 @@ class GamePage {
         h("p", { class: "phase", id: "phase" }, m.phase(view)),
         h("p", { class: "muted small" }, h("span", { id: "connection", class: "connection" }), " ", this.whoAmI()),
         this.soundChoice()),
+      this.finalPanel(),
       this.deadline(),
       this.summaryPanel(),
-      this.finalPanel(),
       this.joinPanel(),
       this.seatActions(),
       view.status === "cancelled"
@@ -394,10 +403,6 @@ class GamePage {
       h("div", { class: `game-body${this.busy ? " busy" : ""}`, id: "game", "aria-busy": this.busy ? "true" : "false",
         dataset: { version: view.version, status: view.status } },
         m.render(view, this.draft, { onChange: () => this.render(), onMove: (body) => { this.focusHand = true; return this.move(body); } })),
-      view.status === "over" && !this.module.finalSummary
-        ? h("p", { class: "cta" }, h("a", { class: "button primary", href: `#/replay/${this.id}`, id: "replay-link" }, "Replay this game, turn by turn"),
-            " ", h("button", { type: "button", class: "secondary", id: "rematch", onclick: () => this.rematch() }, "Rematch: same game, same people and bots"))
-        : null,
       this.sheet && this.sheet.rounds?.length !== 0
         ? h("details", { class: "panel", open: view.status === "over" || undefined, id: "scores" },
             h("summary", {}, "Score sheet"), m.scoreSheet(this.sheet))

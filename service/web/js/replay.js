@@ -223,7 +223,7 @@ class Replay {
     }
     if (typeof card.wasabi?.picked === "number") steps.push(jump("its wasabi picked", card.wasabi.picked));
     const extra = [];
-    if (card.points !== undefined) extra.push(`${card.points} pts`);
+    if (card.points !== undefined) extra.push(card.points === 1 ? "1 pt" : `${card.points} pts`);
     if (card.wasabi) extra.push("on a wasabi: triple points");
     if (card.declined_wasabi) extra.push("kept off a free wasabi by its owner's choice (S9)");
     if (card.cell) extra.push(`on ${this.m.cellName ? this.m.cellName(card.cell) : card.cell.join(",")}`);

@@ -420,7 +420,7 @@ export function finalSummary(sheet, view) {
     const dummy = t.seat >= players ? " — the dummy cannot win (S17)" : "";
     return h("li", { dataset: { seat: t.seat }, class: winners.has(t.seat) ? "winner" : "" }, `${t.name}: ${plural(t.total, "point")}${pudding}${dummy}`);
   };
-  return [h("h2", {}, "Final ranking"), h("ol", { class: "ranking", id: "ranking" }, ranking.map(line)), h("p", { id: "verdict", class: "summary" }, verdict(sheet, players, puddings))];
+  return [h("h2", { id: "final-title" }, "Final ranking"), h("p", { id: "verdict", class: "summary" }, verdict(sheet, players, puddings)), h("ol", { class: "ranking", id: "ranking" }, ranking.map(line))];
 }
 
 function verdict(sheet, players, puddings) {
