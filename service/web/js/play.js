@@ -168,6 +168,8 @@ class GamePage {
       this.sheetStale = true;
       this.showSummary(ended);
     }
+    // What the reveal(s) since the last view added to each seat's table: marked until the next.
+    this.reveal = (this.view && this.module?.revealOf?.(this.view, view)) || this.reveal;
     this.view = view;
     if (this.module) this.resetDraft();
   }
@@ -204,8 +206,8 @@ class GamePage {
   addLog(record) {
     if (record.version <= (this.seen ?? 0)) return;
     this.seen = record.version;
-    const line = this.module.describeEvent(this.view, record);
-    if (line) this.log.unshift({ version: record.version, line });
+    // The line is written when shown: a reveal's says where its nigiri went once the page knows.
+    if (this.module.describeEvent(this.view, record)) this.log.unshift({ version: record.version, record });
     this.log.length = Math.min(this.log.length, LOG_LINES);
   }
 
@@ -402,7 +404,8 @@ class GamePage {
       view.status === "waiting" ? this.invite() : null,
       h("div", { class: `game-body${this.busy ? " busy" : ""}`, id: "game", "aria-busy": this.busy ? "true" : "false",
         dataset: { version: view.version, status: view.status } },
-        m.render(view, this.draft, { onChange: () => this.render(), onMove: (body) => { this.focusHand = true; return this.move(body); } })),
+        m.render(view, this.draft, { onChange: () => this.render(), onMove: (body) => { this.focusHand = true; return this.move(body); },
+          reveal: this.reveal, revealed: this.log.find((e) => e.record.type === "turn_revealed")?.record })),
       this.sheet && this.sheet.rounds?.length !== 0
         ? h("details", { class: "panel", open: view.status === "over" || undefined, id: "scores" },
             h("summary", {}, "Score sheet"), m.scoreSheet(this.sheet))
@@ -410,7 +413,7 @@ class GamePage {
       h("section", { class: "panel log", "aria-label": "What happened" },
         h("h2", {}, "What happened"),
         this.log.length
-          ? h("ul", { id: "log", tabindex: 0, "aria-label": "Events, newest first" }, this.log.map((e) => h("li", { dataset: { version: e.version, key: `v${e.version}` } }, h("span", { class: "v muted small" }, `v${e.version}`), " ", e.line)))
+          ? h("ul", { id: "log", tabindex: 0, "aria-label": "Events, newest first" }, this.log.map((e) => h("li", { dataset: { version: e.version, key: `v${e.version}` } }, h("span", { class: "v muted small" }, `v${e.version}`), " ", m.describeEvent(view, e.record))))
           : h("p", { class: "muted" }, "Nothing yet.")),
     ].filter(Boolean));
     this.showConnection();
