@@ -342,6 +342,11 @@ class GamePage {
       this.listen(); // the stream again, now with the seat's token: it shows your own cards
     } catch (error) {
       notify(error.message);
+      if (error.code === "invalid_invitation") {
+        // The link was revoked or replaced: it is not offered (nor shared) as valid any more.
+        rememberInvitation(this.id, { token: null });
+        this.refusedInvitation = true;
+      }
       await this.refresh(); // e.g. the last seat went meanwhile: show the game as it is now
       this.render();
     }
@@ -496,7 +501,9 @@ class GamePage {
     const open = view.seats.filter((s) => !s.taken && !s.bot).length; // a bot's seat is kept
     if (!open) return null;
     if (view.visibility === "private" && !invitationOf(this.id)?.token) {
-      return h("p", { class: "panel join", id: "join" }, "This game is private: to join it, ask whoever created it for the invitation link.");
+      return h("p", { class: "panel join", id: "join" }, this.refusedInvitation
+        ? "This invitation link is no longer valid (its creator revoked or replaced it): ask whoever created the game for the new link."
+        : "This game is private: to join it, ask whoever created it for the invitation link.");
     }
     const input = h("input", { id: "join-name", name: "name", required: true, maxlength: 64, autocomplete: "nickname", value: localStorage.getItem("cardroom.name") || "" });
     return h("form", { class: "panel join", id: "join", onsubmit: (e) => { e.preventDefault(); this.join(input.value.trim()); } },
