@@ -216,7 +216,7 @@ def test_the_dummys_extra_card_is_explained(contexts: Any) -> None:
 
 
 def test_arrow_keys_move_in_the_hand_and_enter_picks(contexts: Any) -> None:
-    """Before: arrow keys did nothing in the hand; Enter only chose a card."""
+    """Before: arrow keys did nothing in the hand, and picking meant Tab to the Pick button."""
     page = contexts().new_page()
     create_game(page, "Kit", 2, **{"seat-1": "greedy"})
     cards = page.locator("#hand button.pickable")
@@ -232,7 +232,9 @@ def test_arrow_keys_move_in_the_hand_and_enter_picks(contexts: Any) -> None:
     wanted = cards.nth(1).get_attribute("data-card")
     page.keyboard.press("Home")
     page.keyboard.press("ArrowRight")
+    page.keyboard.press("Enter")  # chooses it
+    expect(cards.nth(1)).to_have_attribute("aria-pressed", "true")
     with page.expect_response(lambda r: r.url.endswith("/moves")) as answer:
-        page.keyboard.press("Enter")
+        page.keyboard.press("Enter")  # on the chosen card: picks
     assert answer.value.status == 200
     assert answer.value.request.post_data_json["cards"] == [wanted]

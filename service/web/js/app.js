@@ -39,7 +39,6 @@ async function route() {
     replace(main, h("h1", {}, "Not found"), h("p", {}, h("a", { href: "#/" }, "Back to the lobby")));
   }
   main.focus({ preventScroll: true });
-  window.scrollTo(0, 0);
 }
 
 window.addEventListener("hashchange", route);

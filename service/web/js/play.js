@@ -408,7 +408,9 @@ class GamePage {
         : null,
       view.status === "waiting" ? this.invite() : null,
       h("div", { class: `game-body${this.busy ? " busy" : ""}`, id: "game", "aria-busy": this.busy ? "true" : "false",
-        dataset: { version: view.version, status: view.status } },
+        // drawn: how many times the page was drawn (a redraw that changes nothing leaves no
+        // other trace: morph.js keeps every node).
+        dataset: { version: view.version, status: view.status, drawn: (this.draws = (this.draws || 0) + 1) } },
         m.render(view, this.draft, { onChange: () => this.render(), onMove: (body) => { this.focusHand = true; return this.move(body); },
           reveal: this.reveal, revealed: this.log.find((e) => e.record.type === "turn_revealed")?.record })),
       this.sheet && this.sheet.rounds?.length !== 0

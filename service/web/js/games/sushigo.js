@@ -323,8 +323,8 @@ function hand(view, draft, { onChange, onMove }) {
     else if (you.controls_dummy && draft.dummy === null) draft.dummy = i;
     else draft.cards = [...draft.cards.slice(1), i];
   };
-  // The keyboard: arrow keys move along the hand; Enter chooses the card, and picks once the
-  // choice is complete (Space only chooses, as a button does).
+  // The keyboard: arrow keys (Home, End) move along the hand; Enter chooses a card, and Enter on
+  // a chosen card picks once the choice is complete (Space only chooses, as a button does).
   const onkeydown = (event, i) => {
     const step = { ArrowRight: 1, ArrowDown: 1, ArrowLeft: -1, ArrowUp: -1 }[event.key];
     const cards = [...event.currentTarget.parentElement.querySelectorAll("button.pickable")];
@@ -336,9 +336,10 @@ function hand(view, draft, { onChange, onMove }) {
       cards[event.key === "Home" ? 0 : cards.length - 1]?.focus();
     } else if (event.key === "Enter") {
       event.preventDefault();
-      if (chosen(i) < 0 && draft.dummy !== i) toggle(i);
-      if (ready()) onMove(pickBody(view, draft));
-      else onChange();
+      if (chosen(i) < 0 && draft.dummy !== i) {
+        toggle(i);
+        onChange();
+      } else if (ready()) onMove(pickBody(view, draft));
     }
   };
   const buttons = you.hand.map((c, i) => {
