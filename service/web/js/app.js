@@ -1,7 +1,6 @@
 // The page's router: #/ (lobby), #/game/<id> (play or watch), #/replay/<id>[/<version>].
 import { showLobby } from "./lobby.js";
 import { showGame } from "./play.js";
-import { showReplay } from "./replay.js";
 import { showRules } from "./rules.js";
 import { clearNotice, h, replace } from "./ui.js";
 
@@ -30,6 +29,8 @@ async function route() {
     leave = await showGame(main, game[1], game[2] ? decodeURIComponent(game[2]) : null);
   } else if (replay) {
     shown = `replay:${replay[1]}`;
+    // Loaded when a replay is shown (a game's page does not need it: issue 29 kept its weight).
+    const { showReplay } = await import("./ondemand/replay.js");
     await showReplay(main, replay[1], replay[2] ? Number(replay[2]) : null);
   } else if (hash === "#/" || hash === "#") {
     shown = "lobby";

@@ -3,6 +3,23 @@
 // decorative: the card's name and its value are text beside it.
 const NS = "http://www.w3.org/2000/svg";
 
+// What each card is worth and how its set scores, on its face (the rulings S10–S15 in full).
+export const FACES = {
+  tempura: "pair = 5",
+  sashimi: "3 = 10",
+  dumpling: "1·3·6·10·15",
+  maki_1: "● most: 6 · 2nd: 3",
+  maki_2: "●● most: 6 · 2nd: 3",
+  maki_3: "●●● most: 6 · 2nd: 3",
+  egg_nigiri: "1",
+  salmon_nigiri: "2",
+  squid_nigiri: "3",
+  wasabi: "next nigiri ×3",
+  pudding: "end: most +6, fewest −6",
+  chopsticks: "later: take 2",
+};
+export const NIGIRI_POINTS = { egg_nigiri: 1, salmon_nigiri: 2, squid_nigiri: 3 };
+
 function el(tag, attrs, ...children) {
   const node = document.createElementNS(NS, tag);
   for (const [key, value] of Object.entries(attrs)) node.setAttribute(key, value);

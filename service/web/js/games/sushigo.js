@@ -1,7 +1,7 @@
 // Sushi Go!: the play view, the table (tableaux, dummy), and the score sheet.
 import { CANCELLED, lifecycleLine, takenOverText } from "../seats.js";
 import { h, plural } from "../ui.js";
-import { art } from "./sushigo-faces.js";
+import { FACES, NIGIRI_POINTS, art } from "./sushigo-faces.js";
 
 const CARD_NAMES = {
   tempura: "Tempura",
@@ -28,22 +28,6 @@ const CATEGORY_NAMES = {
   pudding: "Pudding",
 };
 
-// What each card is worth and how its set scores, on its face (the rulings S10–S15 in full).
-const FACES = {
-  tempura: "pair = 5",
-  sashimi: "3 = 10",
-  dumpling: "1·3·6·10·15",
-  maki_1: "● most: 6 · 2nd: 3",
-  maki_2: "●● most: 6 · 2nd: 3",
-  maki_3: "●●● most: 6 · 2nd: 3",
-  egg_nigiri: "1",
-  salmon_nigiri: "2",
-  squid_nigiri: "3",
-  wasabi: "next nigiri ×3",
-  pudding: "end: most +6, fewest −6",
-  chopsticks: "later: take 2",
-};
-const NIGIRI_POINTS = { egg_nigiri: 1, salmon_nigiri: 2, squid_nigiri: 3 };
 // Cards per scoring set, for the progress shown on a tableau (S10).
 const SETS = { tempura: 2, sashimi: 3 };
 const ORDER = ["maki_3", "maki_2", "maki_1", "tempura", "sashimi", "dumpling", "egg_nigiri", "salmon_nigiri", "squid_nigiri", "pudding", "chopsticks", "wasabi"];

@@ -2,10 +2,10 @@
 // see the state at that version (GET /games/{id}/state?version=N), the moves that led there, the
 // audit's verdict and, for any score, the cards, events and rule it comes from (the audit's
 // provenance).
-import { api, receiptsOf, seatOf } from "./api.js";
-import { moduleFor } from "./games.js";
-import { rulingsOf } from "./rules.js";
-import { clearNotice, h, notify, replace } from "./ui.js";
+import { api, receiptsOf, seatOf } from "../api.js";
+import { moduleFor } from "../games.js";
+import { rulingsOf } from "../rules.js";
+import { clearNotice, h, notify, replace } from "../ui.js";
 
 const RECENT = 8;
 // The event that ends a turn: a reveal (Sushi Go!), a play or a pass (Sequence).
