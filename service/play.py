@@ -384,11 +384,13 @@ class GameService:
         turn_seconds: int | None = None,
         record: IdempotencyRecord | None = None,
         private: tuple[bytes, bytes] | None = None,
+        rematch_of: tuple[UUID, int] | None = None,
     ) -> Loaded:
         """A new game; bot seats that come first are taken now, and if bots take every seat the
         game is played to its end now. ``record``: of the keyed request, written with it.
         ``private``: the hashes of the creator's token and of the invitation of a private
-        game (service/store/invitations.py)."""
+        game (service/store/invitations.py). ``rematch_of``: the finished game and its seat
+        that proposes this one as its rematch (service/rematch.py)."""
         adapter = adapter_for(name)
         game = adapter.game
         if (bots or turn_seconds) and not autoplay.has_bots(game):
@@ -404,7 +406,9 @@ class GameService:
         game_id = uuid4()
         sealed, key_id = self.keys.seal_seed(game_id, seed)
         faults.point("decided")
-        self.store.create_game(game_id, name, sealed, outcome.events, record, key_id, private, fill)
+        self.store.create_game(
+            game_id, name, sealed, outcome.events, record, key_id, private, fill, rematch_of
+        )
         faults.point("appended")
         self._remember(game_id, name, outcome.state)
         self._private.put(game_id, private is not None)
@@ -419,12 +423,15 @@ class GameService:
         client: bytes | None = None,
         waiting_limit: int = 0,
         invitation: bytes | None = None,
+        rematch_of: tuple[UUID, int] | None = None,
     ) -> tuple[int, Loaded]:
         """Take the next free seat for ``name``; the seat's token hash is stored with it, and
         the ``client`` taking it (``Keyring.client_hash``), who may hold seats in at most
         ``waiting_limit`` waiting games (0: no limit). ``invitation``: the hash of the
         invitation presented to join a private game; 403 ``invalid_invitation`` if its creator
-        revoked or replaced it before the seat was taken (even while this join was deciding)."""
+        revoked or replaced it before the seat was taken (even while this join was deciding).
+        ``rematch_of``: the finished game and its seat taking its seat in this, its rematch
+        (written with the seat: ``RematchSeatTaken`` if it has one already)."""
         if client is not None and waiting_limit:
             self._check_waiting(game_id, client, waiting_limit)
         for _ in range(MAX_ATTEMPTS):
@@ -443,6 +450,7 @@ class GameService:
                     deadline=outcome.deadline,
                     record=record,
                     invitation=invitation,
+                    rematch_seat=None if rematch_of is None else (*rematch_of, seat),
                 )
             except VersionConflict:
                 metrics.APPEND_RETRIES.inc()

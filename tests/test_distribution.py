@@ -22,6 +22,8 @@ DISTRIBUTION: dict[str, str | None] = {
     "private_games": "game_id",  # migration 0009: a private game's creator token hash
     "invitations": "game_id",  # its invitations, looked up by game only
     "game_signatures": "game_id",  # 0014: a finished game's signature, one row per game
+    "rematches": "game_id",  # migration 0016: a finished game's rematch (no key on the new game)
+    "rematch_seats": "game_id",  # the finished game's seats that took a seat in it
     # A client's (scope, key), not a game's: POST /games has no game yet. Distributed by its
     # own key, never joined with the game tables.
     "idempotency_keys": None,

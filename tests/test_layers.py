@@ -25,6 +25,7 @@ EVERYTHING = {
     "service.games",
     "service.autoplay",
     "service.play",
+    "service.rematch",
     "service.live",
     "service.http",
     "service.cli",
@@ -52,6 +53,8 @@ ALLOWED = {
         "service.faults",
         "service.keys",
     },
+    # Rematches (issue 29): the service layer's commands, on top of play.py's.
+    "service.rematch": {*BASE, "domain", "service.errors", "service.store", "service.play"},
     "service.live": {
         *BASE,
         "domain",

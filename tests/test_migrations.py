@@ -42,6 +42,8 @@ def test_concurrent_migrations_apply_once(database_url: str) -> None:
             "key_ids",
             "private_games",
             "readiness_probe",
+            "rematch_seats",
+            "rematches",
             "seats",
             "turn_deadlines",
         ]

@@ -21,6 +21,7 @@ from service.http.web_page import web
 from service.live import clock
 from service.live import hub as live
 from service.play import GameService
+from service.rematch import Rematcher
 from service.resources import OPENAPI
 from service.settings import settings
 from service.store import db, replicas
@@ -86,6 +87,7 @@ def create_app(
         stall_seconds=app.config["CARDROOM_STALL_SECONDS"],
         fill_seconds=app.config["CARDROOM_FILL_SECONDS"],
     )
+    app.extensions["cardroom_rematches"] = Rematcher(games)
     sweeper = app.extensions["cardroom_clock"] = clock.Sweeper(
         games, app.config["CARDROOM_CLOCK_INTERVAL"] or clock.DEFAULT_INTERVAL
     )

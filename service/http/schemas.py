@@ -338,6 +338,14 @@ class SeatGranted(Schema):
     receipt = fields.Nested(Receipt, metadata={"description": RECEIPT_DESCRIPTION})
 
 
+class RematchGranted(SeatGranted):
+    """POST /games/{id}/rematch: your seat in the finished game's rematch (``game_id``)."""
+
+    rematch_of = fields.UUID(
+        required=True, metadata={"description": "The finished game this is the rematch of."}
+    )
+
+
 class EventRecord(Schema):
     version = fields.Integer(
         required=True,
@@ -650,6 +658,16 @@ class StreamQuery(Strict):
         validate=validate.Range(min=0, max=MAX_VERSION),
         metadata={
             "description": "Start after this version (ignored when `Last-Event-ID` is sent)."
+        },
+    )
+    follow_rematch = fields.Boolean(
+        load_default=False,
+        truthy={"true"},
+        falsy={"false"},
+        metadata={
+            "description": "After the game's last event, keep the stream open until the game's"
+            " rematch is proposed (`POST /games/{game_id}/rematch`), send it as a `rematch`"
+            " message, then end (within the stream's lifetime, as ever: reconnect)."
         },
     )
 

@@ -31,7 +31,7 @@ from psycopg_pool import ConnectionPool
 from domain.chain import GENESIS, event_hash
 from domain.decider import GAME_CANCELLED, GAME_ENDED, GAME_STARTED, SEAT_LEFT, Event
 from service import metrics
-from service.store import budget, idempotency_records, invitations
+from service.store import budget, idempotency_records, invitations, rematches
 from service.store.failures import StoreError, StoreUnavailable, unavailable
 from service.store.idempotency_records import IdempotencyRecord
 from service.store.recent import Recent
@@ -227,10 +227,12 @@ WHERE s.client = %s AND s.game_id <> %s AND NOT EXISTS (
 
 
 @lru_cache(maxsize=128)
-def _append_query(rows: int, seat: bool, deadline: bool, record: bool) -> str:
+def _append_query(
+    rows: int, seat: bool, deadline: bool, record: bool, rematch_seat: bool = False
+) -> str:
     """The statement of an ``append`` of that shape: built once, not composed per append.
-    Its parameters: the seat row's, the deadline row's, the record's (those given, in that
-    order), then each event row's."""
+    Its parameters: the seat row's, the deadline row's, the record's, the rematch seat's
+    (those given, in that order), then each event row's."""
     append = _APPEND.format(values=", ".join(["(%s, %s, %s, %s, %s, %s)"] * rows))
     with_rows = [
         row
@@ -238,6 +240,7 @@ def _append_query(rows: int, seat: bool, deadline: bool, record: bool) -> str:
             (_SEAT_ROW, seat),
             (_DEADLINE_ROW, deadline),
             (idempotency_records.ROW, record),
+            (rematches.SEAT_ROW, rematch_seat),
         )
         if wanted
     ]
@@ -327,12 +330,15 @@ class EventStore:
         seed_key_id: str | None = None,
         private: tuple[bytes, bytes] | None = None,
         deadline: NewDeadline | None = None,
+        rematch_of: tuple[UUID, int] | None = None,
     ) -> int:
         """Record a new game, its secret seed (sealed under key ``seed_key_id``, see
         service/keys.py) and its first events (and the idempotency ``record`` of the keyed
         request that creates it, and the ``deadline`` its seats must fill by, in the same
         transaction); return its version. ``private``: the hashes of its creator's token and of
-        its first invitation, for a private game."""
+        its first invitation, for a private game. ``rematch_of``: the finished game (and its
+        seat that proposed it) this game is the rematch of; :class:`RematchExists` if that
+        game has one already (nothing is written then)."""
         if not events:
             raise ValueError("a game starts with at least one event")
         try:
@@ -350,9 +356,13 @@ class EventStore:
                     cur.execute(_DEADLINE_INSERT, (game_id, *deadline))
                 if record is not None:
                     cur.execute(idempotency_records.INSERT, record.params(game_id, len(rows)))
+                if rematch_of is not None:
+                    rematches.insert(cur, rematch_of[0], game_id, rematch_of[1])
         except errors.UniqueViolation as exc:
             if exc.diag.constraint_name == "games_pkey":
                 raise GameExists(game_id) from exc
+            if rematch_of is not None and exc.diag.constraint_name == rematches.CONSTRAINT:
+                raise rematches.RematchExists(rematch_of[0]) from exc
             raise
         self._remember_head(game_id, len(rows), rows[-1][-1])
         return len(events)
@@ -368,6 +378,7 @@ class EventStore:
         deadline: NewDeadline | None = None,
         record: IdempotencyRecord | None = None,
         invitation: bytes | None = None,
+        rematch_seat: tuple[UUID, int, int] | None = None,
     ) -> int:
         """Append ``events`` as versions ``expected_version + 1 ..``; return the new version.
 
@@ -382,7 +393,9 @@ class EventStore:
         :class:`GameNotFound` if there is no such game. ``invitation``: a join into a private
         game, the hash of the invitation it presented; the events are appended only if it is
         still the invitation in force (else :class:`InvitationRevoked`), checked under the lock
-        a change of the invitation takes (service/store/invitations.py).
+        a change of the invitation takes (service/store/invitations.py). ``rematch_seat``: a
+        join into a rematch, ``(finished game, its seat, the new seat)``;
+        :class:`RematchSeatTaken` if that seat has its seat in the rematch already.
         """
         if not events:
             raise ValueError("nothing to append")
@@ -390,7 +403,11 @@ class EventStore:
         previous = self.hash_at(game_id, expected_version)
         rows = _rows(game_id, expected_version + 1, previous, events)
         query = _append_query(
-            len(rows), seat_token is not None, deadline is not None, record is not None
+            len(rows),
+            seat_token is not None,
+            deadline is not None,
+            record is not None,
+            rematch_seat is not None,
         )
         params: list[Any] = []
         if seat_token is not None:
@@ -399,6 +416,8 @@ class EventStore:
             params += [game_id, *deadline]
         if record is not None:
             params += record.params(game_id, expected_version + len(rows))
+        if rematch_seat is not None:
+            params += rematch_seat
         params += [value for row in rows for value in row]
         # One statement, hence atomic even in autocommit, in one round trip.
         metrics.APPENDS.inc()
@@ -414,6 +433,8 @@ class EventStore:
             if exc.diag.constraint_name in _CONFLICT_CONSTRAINTS:
                 metrics.APPEND_CONFLICTS.inc()
                 raise VersionConflict(game_id, expected_version) from exc
+            if rematch_seat is not None and exc.diag.constraint_name == rematches.SEAT_CONSTRAINT:
+                raise rematches.RematchSeatTaken(*rematch_seat[:2]) from exc
             raise
         except errors.ForeignKeyViolation as exc:
             raise GameNotFound(game_id) from exc
