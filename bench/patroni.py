@@ -14,6 +14,7 @@ Everything lives in one temporary folder; ``close`` stops every process it start
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import json
 import shutil
@@ -38,7 +39,7 @@ PG_PORT, API_PORT, ETCD_CLIENT, ETCD_PEER = 5432, 8008, 2379, 2380  # each host 
 # Timing (Patroni's dynamic settings): a leader renews its key every LOOP_WAIT seconds, keeps it
 # TTL seconds, and demotes itself when it cannot renew for RETRY_TIMEOUT (fencing happens before
 # the key expires: LOOP_WAIT + 2 x RETRY_TIMEOUT <= TTL, Patroni's rule).
-TTL, LOOP_WAIT, RETRY_TIMEOUT = 6, 1, 2
+TTL, LOOP_WAIT, RETRY_TIMEOUT = 4, 1, 1
 DEBIAN_PACKAGES = ("patroni", "etcd-server", "etcd-client", "postgresql-15")
 
 
@@ -117,8 +118,10 @@ class PatroniCluster:
             "--initial-advertise-peer-urls", f"http://{a}:{ETCD_PEER}",
             "--initial-cluster", peers, "--initial-cluster-state", "new",
             "--initial-cluster-token", self.root.name,
-            # A loaded, shared machine: beats every 250 ms, an election after 2.5 s of silence.
-            "--heartbeat-interval", "250", "--election-timeout", "2500",
+            # etcd's defaults: an election after 1 s of silence. A new etcd leader extends every
+            # lease by that much (Patroni's leader key included): a longer timeout delays the
+            # failover when the host cut off held both leaders.
+            "--heartbeat-interval", "100", "--election-timeout", "1000",
             "--logger", "zap", "--log-level", "warn",
         ]  # fmt: skip
 
@@ -134,6 +137,10 @@ class PatroniCluster:
             "hot_standby": "on",
             "wal_log_hints": "on",  # pg_rewind
             "wal_receiver_status_interval": "1s",
+            # A cut-off peer is given up in seconds: a demoting leader's shutdown does not wait
+            # a minute for its walsenders, and standbys turn to the new leader sooner.
+            "wal_sender_timeout": "5s",
+            "wal_receiver_timeout": "5s",
             "hot_standby_feedback": "on",
             "archive_mode": "on",
             "archive_command": f"test ! -f {self.archive}/%f && cp %p {self.archive}/%f",
@@ -141,7 +148,7 @@ class PatroniCluster:
         return {
             "scope": "cardroom",
             "name": member.name,
-            "log": {"level": "WARNING", "dir": str(member.folder), "file_num": 1},
+            "log": {"level": "INFO", "dir": str(member.folder), "file_num": 1},
             "restapi": {"listen": f"{a}:{API_PORT}", "connect_address": f"{a}:{API_PORT}"},
             "etcd3": {"hosts": [f"{m.host.address}:{ETCD_CLIENT}" for m in self.members]},
             "bootstrap": {
@@ -220,35 +227,65 @@ class PatroniCluster:
         argv = [*member.host.prefix, "runuser", "-u", self.user, "--", "patroni", str(config)]
         member.patroni = self._popen(member, argv, "patroni.out")
 
-    def cluster_state(self) -> dict[str, Any]:
-        """``GET /cluster`` from the first member that answers."""
+    def dcs(self) -> dict[str, Any]:
+        """The cluster's keys in etcd (the truth Patroni acts on), read through the first etcd
+        member that answers with a quorum behind it: key (after the scope's prefix) -> value.
+        (A member's own REST API may answer from a stale cache while it is cut off.)"""
+        prefix = b"/service/cardroom/"
+        body = {
+            "key": base64.b64encode(prefix).decode(),
+            "range_end": base64.b64encode(prefix[:-1] + b"0").decode(),  # "/" + 1
+        }
         for member in self.members:
-            with contextlib.suppress(OSError):
-                status, body = member.api("/cluster", timeout=1)
-                if status == 200 and isinstance(body, dict):
-                    return body
+            request = urllib.request.Request(
+                f"http://{member.host.address}:{ETCD_CLIENT}/v3/kv/range",
+                data=json.dumps(body).encode(),
+                method="POST",
+            )
+            try:
+                with urllib.request.urlopen(request, timeout=1) as response:
+                    kvs = json.loads(response.read()).get("kvs", [])
+            except (OSError, ValueError):
+                continue
+            found = {}
+            for kv in kvs:
+                key = base64.b64decode(kv["key"])[len(prefix) :].decode()
+                value = base64.b64decode(kv.get("value", "")).decode()
+                with contextlib.suppress(ValueError):
+                    value = json.loads(value)
+                found[key] = value
+            return found
         return {}
 
     def roles(self) -> dict[str, tuple[str, str]]:
-        """name -> (role, state) as Patroni reports them."""
+        """name -> (role, state) as the members last wrote them in etcd."""
+        keys = self.dcs()
         return {
-            m["name"]: (m["role"], m.get("state", ""))
-            for m in self.cluster_state().get("members", [])
+            name.removeprefix("members/"): (value.get("role", ""), value.get("state", ""))
+            for name, value in keys.items()
+            if name.startswith("members/") and isinstance(value, dict)
         }
 
     def leader(self) -> Member | None:
-        for name, (role, state) in self.roles().items():
-            if role == "leader" and state == "running":
-                return self.member(name)
+        """The member holding the leader key, if its PostgreSQL runs."""
+        keys = self.dcs()
+        name = keys.get("leader")
+        state = keys.get(f"members/{name}", {})
+        if isinstance(name, str) and isinstance(state, dict) and state.get("state") == "running":
+            return self.member(name)
         return None
 
     def member(self, name: str) -> Member:
         return next(m for m in self.members if m.name == name)
 
     def sync_standby(self) -> Member | None:
-        for name, (role, state) in self.roles().items():
-            if role == "sync_standby" and state in ("streaming", "running"):
-                return self.member(name)
+        """The standby Patroni made synchronous, if it runs."""
+        keys = self.dcs()
+        sync = keys.get("sync", {})
+        name = sync.get("sync_standby") if isinstance(sync, dict) else None
+        state = keys.get(f"members/{name}", {})
+        if isinstance(name, str) and isinstance(state, dict) and state.get("state") == "running":
+            return self.member(name)
         return None
 
     def wait_leader(self, timeout: float, not_: Member | None = None) -> Member:
@@ -269,19 +306,41 @@ class PatroniCluster:
             time.sleep(0.2)
         raise RuntimeError(f"no synchronous standby after {timeout:.0f} s: {self.roles()}")
 
+    def whole(self) -> bool:
+        """Every other member streams from the leader, one of them synchronously (the leader's
+        own ``pg_stat_replication``), and Patroni names that one."""
+        leader, sync = self.leader(), self.sync_standby()
+        if leader is None or sync is None:
+            return False
+        rows = self.replication()
+        streaming = {name for name, state, _ in rows if state == "streaming"}
+        synchronous = {name for name, _, sync_state in rows if sync_state == "sync"}
+        others = {m.name for m in self.members if m is not leader}
+        return streaming == others and synchronous == {sync.name}
+
     def wait_members(self, timeout: float) -> None:
-        """Until every member runs and streams (a rejoined old leader included)."""
+        """Until the cluster is whole again (a rejoined old leader included)."""
         until = time.monotonic() + timeout
         while time.monotonic() < until:
-            roles = self.roles()
-            states = [state for _, state in roles.values()]
-            running = len(roles) == len(self.members) and all(
-                s in ("running", "streaming") for s in states
-            )
-            if running and self.sync_standby() is not None and self.leader() is not None:
+            if self.whole():
                 return
             time.sleep(0.25)
-        raise RuntimeError(f"not every member is back after {timeout:.0f} s: {self.roles()}")
+        raise RuntimeError(
+            f"not every member is back after {timeout:.0f} s: {self.dcs()}; the leader's"
+            f" standbys: {self.replication()}"
+        )
+
+    def replication(self) -> list[tuple[Any, ...]]:
+        """The leader's pg_stat_replication (name, state, sync_state), for diagnostics."""
+        leader = self.leader()
+        if leader is None:
+            return []
+        query = "SELECT application_name, state, sync_state FROM pg_stat_replication"
+        try:
+            with psycopg.connect(leader.url("postgres"), connect_timeout=2) as conn:
+                return conn.execute(query).fetchall()
+        except psycopg.Error:
+            return []
 
     @staticmethod
     def writable(member: Member) -> bool:
