@@ -11,6 +11,7 @@ acknowledged pick".
 from __future__ import annotations
 
 import contextlib
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -115,9 +116,19 @@ def partition_primary(
         switch.partition(leader.host)
         healed = False
         try:
+            # Both watched at once: which came first, the old leader's demotion or the new one?
+            successor: list[tuple[Member | None, float | None]] = []
+            watcher = threading.Thread(
+                target=lambda: successor.append(
+                    new_leader_since(cluster, leader, f.at, f.at + seconds)
+                ),
+                daemon=True,
+            )
+            watcher.start()
             demoted = read_only_since(leader, f.at, f.at + seconds)
+            watcher.join(seconds + 5)
+            new, promoted = successor[0] if successor else (None, None)
             notes.details["old leader read-only after (s)"] = demoted and round(demoted, 2)
-            new, promoted = new_leader_since(cluster, leader, f.at, f.at + seconds)
             notes.details["new leader writable after (s)"] = promoted and round(promoted, 2)
             notes.details["new leader"] = new.name if new else None
             time.sleep(max(0.0, f.at + seconds - time.monotonic()))

@@ -39,7 +39,11 @@ PG_PORT, API_PORT, ETCD_CLIENT, ETCD_PEER = 5432, 8008, 2379, 2380  # each host 
 # Timing (Patroni's dynamic settings): a leader renews its key every LOOP_WAIT seconds, keeps it
 # TTL seconds, and demotes itself when it cannot renew for RETRY_TIMEOUT (fencing happens before
 # the key expires: LOOP_WAIT + 2 x RETRY_TIMEOUT <= TTL, Patroni's rule).
-TTL, LOOP_WAIT, RETRY_TIMEOUT = 4, 1, 1
+TTL, LOOP_WAIT, RETRY_TIMEOUT = 5, 1, 2
+# The control plane (etcd, Patroni) runs before the load on a busy machine, as an operator gives
+# it priority: a starved etcd misses heartbeats and elects again and again. (PostgreSQL started
+# by Patroni inherits it: the whole member is favoured over the drill's clients and hosts.)
+PRIORITY = ("nice", "-n", "-10")
 DEBIAN_PACKAGES = ("patroni", "etcd-server", "etcd-client", "postgresql-15")
 
 
@@ -110,7 +114,7 @@ class PatroniCluster:
         a = member.host.address
         peers = ",".join(f"e{m.index}=http://{m.host.address}:{ETCD_PEER}" for m in self.members)
         return [
-            *member.host.prefix, "etcd", "--name", f"e{member.index}",
+            *member.host.prefix, *PRIORITY, "etcd", "--name", f"e{member.index}",
             "--data-dir", str(member.folder / "etcd"),
             "--listen-client-urls", f"http://{a}:{ETCD_CLIENT},http://127.0.0.1:{ETCD_CLIENT}",
             "--advertise-client-urls", f"http://{a}:{ETCD_CLIENT}",
@@ -224,7 +228,8 @@ class PatroniCluster:
         config = member.folder / "patroni.json"  # YAML is a superset of JSON
         config.write_text(json.dumps(self._patroni_config(member)))
         shutil.chown(config, self.user)
-        argv = [*member.host.prefix, "runuser", "-u", self.user, "--", "patroni", str(config)]
+        argv = [*member.host.prefix, *PRIORITY, "runuser", "-u", self.user, "--", "patroni"]
+        argv.append(str(config))
         member.patroni = self._popen(member, argv, "patroni.out")
 
     def dcs(self) -> dict[str, Any]:
