@@ -35,6 +35,7 @@ import re
 import sys
 import tempfile
 import time
+from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -116,7 +117,10 @@ def tally(row: Row, result: Result, notes: Notes, options: HaOptions) -> None:
     row.unavailable = sum(status == 503 and retry for _, _, status, retry, _ in window)
     row.bad_answers = row.answers - row.ok_answers - row.unavailable
     row.slowest = round(max((a[1] for a in window), default=0.0), 2)
-    row.over_budget = sum(a[1] > options.budget + options.slack for a in window)
+    late = Counter(kind for _, took, _, _, kind in window if took > options.budget + options.slack)
+    row.over_budget = sum(late.values())
+    if late:
+        notes.details["past the budget"] = ", ".join(f"{k} {n}" for k, n in late.most_common())
     row.no_answer = sum(fault.at <= t <= end for t, _, _ in result.stats.no_answers)
     if fault.first_pick_after is not None:
         row.serving_after = round(fault.first_pick_after, 2)

@@ -93,7 +93,7 @@ class Stats:
     # Every pick a client sent, answered or not: (game, round, turn, seat) -> the cards chosen.
     chosen: dict[tuple[str, int, int, int], set[tuple[str, ...]]] = field(default_factory=dict)
     replayed: int = 0
-    # Every answer: (when it came, seconds it took, status, has Retry-After, host).
+    # Every answer: (when it came, seconds it took, status, has Retry-After, what was asked).
     answers: list[tuple[float, float, int, bool, str]] = field(default_factory=list)
     # Every request that got no answer: (when it was given up, host, why).
     no_answers: list[tuple[float, str, str]] = field(default_factory=list)
@@ -272,6 +272,18 @@ class Server:
             return ""
 
 
+def _kind(method: str, path: str) -> str:
+    """What a request of the load asks for, in a word (the answers' tally)."""
+    if method == "POST":
+        return {"moves": "pick", "players": "join"}.get(path.rsplit("/", 1)[-1], "create")
+    if "wait_after=" in path:
+        return "long poll"
+    for part in ("events", "audit"):
+        if f"/{part}" in path:
+            return part
+    return "view"
+
+
 def _get(port: int, path: str, timeout: float, host: str = "127.0.0.1") -> Answer:
     conn = http.client.HTTPConnection(host, port, timeout=timeout)
     try:
@@ -327,11 +339,9 @@ class Client:
         self.run.stats.add(requests=1)
         with self.run.stats.lock:
             self.run.stats.statuses[response.status] += 1
-            host = f"{self.address[0]}:{self.address[1]}"
             retry = "Retry-After" in answer_headers
-            self.run.stats.answers.append(
-                (started + elapsed, elapsed, response.status, retry, host)
-            )
+            answer = (started + elapsed, elapsed, response.status, retry, _kind(method, path))
+            self.run.stats.answers.append(answer)
             if answer_headers.get("Idempotent-Replayed") == "true":
                 self.run.stats.replayed += 1
         if response.status >= 500:

@@ -161,6 +161,9 @@ class PatroniCluster:
                     "loop_wait": LOOP_WAIT,
                     "retry_timeout": RETRY_TIMEOUT,
                     "maximum_lag_on_failover": 1048576,
+                    # A leader whose PostgreSQL crashed fails over at once to the synchronous
+                    # standby (nothing acknowledged is lost) rather than recovering in place.
+                    "primary_start_timeout": 0,
                     "synchronous_mode": True,
                     "synchronous_mode_strict": False,
                     "postgresql": {
