@@ -240,7 +240,9 @@ class Seat(Game):
     def move(self, move: Move) -> View:
         """Send ``move``; the view after it. A move for a turn that is over raises
         CardroomError ``409 stale_move`` (read the view again)."""
-        answer = self.client.request("POST", f"{self.path}/moves", json=move.to_json(), token=self.token)
+        answer = self.client.request(
+            "POST", f"{self.path}/moves", json=move.to_json(), token=self.token
+        )
         return parse_view(answer.json())
 
     def leave(self) -> None:

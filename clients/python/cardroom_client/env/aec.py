@@ -1,0 +1,192 @@
+"""PettingZoo AEC environments for Sushi Go! and Sequence, played by the service's own engine
+(the repository's ``domain/`` deciders: no Flask, no database), so the rules, the deals and the
+views are the service's.
+
+- A seat's observation is encoded from ``domain``'s view of the game for that seat (the same
+  dict the service answers ``GET /games/{id}`` with), so it holds exactly what the seat may see.
+- Deals: ``reset(seed=n)`` deals from the 32-byte seed ``random.Random(n).randbytes(32)``;
+  ``reset(options={"deal_seed": bytes})`` deals from the given seed, so that a game the service
+  played (its seed is revealed by its last event) is dealt again card for card.
+- Sushi Go!'s picks are simultaneous (S4): the agents pick one after the other, none seeing the
+  others' picks before the reveal (the view hides them). Rewards are the points each seat's
+  total gains (round scores, then puddings). Sequence: +1 for each seat of the winning team,
+  -1 for the others, 0 for all at a draw, at the end.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+from pettingzoo import AECEnv
+
+from domain.decider import CreateGame, MakeMove, TakeSeat, Viewer, commitment
+from domain.sequence import SEQUENCE, Discard, Pass, Play
+from domain.sushigo import SUSHI_GO, Pick
+
+from . import sequence as seq
+from . import sushigo as sushi
+
+
+class CardroomEnv(AECEnv):  # type: ignore[misc]  # pettingzoo ships no type hints
+    """One game of ``game`` with ``rules`` (the service's options, ``players`` included)."""
+
+    metadata = {"render_modes": ["ansi"], "is_parallelizable": False}
+
+    def __init__(self, game: str, rules: Mapping[str, Any], render_mode: str | None = None):
+        super().__init__()
+        self.game_name = game
+        self.engine = SUSHI_GO if game == "sushi-go" else SEQUENCE
+        self.codec: Any = sushi if game == "sushi-go" else seq
+        self.options = dict(rules)
+        self.engine.decide(self.engine.initial_state(), CreateGame(self.options, ""))  # checked
+        players = int(self.options["players"])
+        self.metadata = {**self.metadata, "name": f"cardroom_{game.replace('-', '_')}_v0"}
+        self.render_mode = render_mode
+        self.possible_agents = [f"player_{seat}" for seat in range(players)]
+        self._seat = {agent: seat for seat, agent in enumerate(self.possible_agents)}
+        if game == "sushi-go":
+            seats = players + bool(self.options.get("dummy"))
+            self._observation_spaces = {
+                a: sushi.observation_space(seats) for a in self.possible_agents
+            }
+        else:
+            self._observation_spaces = {a: seq.observation_space() for a in self.possible_agents}
+        self._action_spaces = {a: self.codec.action_space() for a in self.possible_agents}
+        self._move: Callable[[Any, int, int], Any] = (
+            _sushi_move if game == "sushi-go" else _sequence_move
+        )
+        self.state_: Any = None
+
+    def observation_space(self, agent: str) -> spaces.Space[Any]:
+        return self._observation_spaces[agent]
+
+    def action_space(self, agent: str) -> spaces.Space[Any]:
+        return self._action_spaces[agent]
+
+    # --- playing ------------------------------------------------------------------------------
+
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        deal_seed = (options or {}).get("deal_seed")
+        if deal_seed is None:
+            deal_seed = random.Random(seed).randbytes(32)
+        self.deal_seed: bytes = bytes(deal_seed)
+        execute = self.engine.execute
+        state = self.engine.initial_state()
+        state = execute(state, CreateGame(self.options, commitment(self.deal_seed)))[1]
+        for agent in self.possible_agents:
+            state = execute(state, TakeSeat(agent, self.deal_seed))[1]
+        self.state_ = state
+        self.agents = list(self.possible_agents)
+        self.rewards = dict.fromkeys(self.agents, 0.0)
+        self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
+        self.terminations = dict.fromkeys(self.agents, False)
+        self.truncations = dict.fromkeys(self.agents, False)
+        self.infos: dict[str, dict[str, Any]] = {agent: {} for agent in self.agents}
+        self._totals = self._scores()
+        self.agent_selection = self._next_agent()
+
+    def step(self, action: Any) -> None:
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            return
+        seat = self._seat[agent]
+        command = MakeMove(seat, self._move(self.state_, seat, int(action)), self.deal_seed)
+        self.state_ = self.engine.execute(self.state_, command)[1]
+        self._cumulative_rewards[agent] = 0.0
+        self._reward()
+        if self.state_.over:
+            self.terminations = dict.fromkeys(self.agents, True)
+        else:
+            self.agent_selection = self._next_agent()
+        self._accumulate_rewards()
+
+    def observe(self, agent: str) -> dict[str, np.ndarray]:
+        view = self.view(agent)
+        return {
+            "observation": self.codec.observe(view, self._seat[agent]),
+            "action_mask": self.codec.action_mask(view),
+        }
+
+    def view(self, agent: str) -> dict[str, Any]:
+        """The agent's seat's view, as the service would show it."""
+        return self.engine.view(self.state_, Viewer(self._seat[agent]))
+
+    def legal_actions(self, agent: str) -> list[int]:
+        return list(self.codec.legal_actions(self.view(agent)))
+
+    def render(self) -> str | None:
+        if self.render_mode != "ansi":
+            return None
+        return repr(self.engine.score_sheet(self.state_))
+
+    def close(self) -> None:
+        pass
+
+    # --- helpers ------------------------------------------------------------------------------
+
+    def _next_agent(self) -> str:
+        awaiting = self.engine.awaiting(self.state_)
+        return self.possible_agents[awaiting[0]] if awaiting else self.agent_selection
+
+    def _scores(self) -> list[int]:
+        state = self.state_
+        if self.game_name == "sushi-go":
+            return list(state.totals[: len(self.possible_agents)]) or [0] * len(self.agents)
+        if not state.over or state.winning_team is None:
+            return [0] * len(self.agents)
+        return [1 if seat in state.winners else -1 for seat in range(len(self.agents))]
+
+    def _reward(self) -> None:
+        totals = self._scores()
+        for agent, before, now in zip(self.agents, self._totals, totals, strict=True):
+            self.rewards[agent] = float(now - before)
+        self._totals = totals
+
+
+def _sushi_move(state: Any, seat: int, action: int) -> Pick:
+    cards, dummy, wasabi = sushi.decode(action)
+    return Pick(cards, dummy, wasabi)
+
+
+def _sequence_move(state: Any, seat: int, action: int) -> Play | Discard | Pass:
+    if action < seq.PLAYS:
+        card, cell = divmod(action, seq.CELLS)
+        return Play(seq.CARDS[card], divmod(cell, 10))
+    if action < seq.PASS:
+        return Discard(seq.CARDS[action - seq.DISCARDS])
+    return Pass()
+
+
+def sushi_go_env(
+    players: int = 4,
+    edition: str = "gamewright",
+    pass_direction: str = "left",
+    dummy: bool = False,
+    render_mode: str | None = None,
+) -> CardroomEnv:
+    """Sushi Go! (S1–S18): either edition, either pass direction, the 2-player dummy (S17)."""
+    rules = {
+        "players": players,
+        "edition": edition,
+        "pass_direction": pass_direction,
+        "dummy": dummy,
+    }
+    return CardroomEnv("sushi-go", rules, render_mode)
+
+
+def sequence_env(
+    players: int = 2,
+    teams: int | None = None,
+    advanced_jacks: bool = False,
+    render_mode: str | None = None,
+) -> CardroomEnv:
+    """Sequence (Q1–Q13): 2–12 players in 2 or 3 teams, optionally with advanced jacks (Q11)."""
+    rules: dict[str, Any] = {"players": players, "advanced_jacks": advanced_jacks}
+    if teams is not None:
+        rules["teams"] = teams
+    return CardroomEnv("sequence", rules, render_mode)
