@@ -1,7 +1,7 @@
 """cardroom-client: a typed client for cardroom services (Sushi Go!, Sequence)."""
 
 from .bot import Bot, FirstMoveBot
-from .client import CardroomError, Client, Game, Seat
+from .client import Client, Game, Seat
 from .models import (
     BotSeat,
     Cell,
@@ -20,6 +20,7 @@ from .models import (
     parse_view,
 )
 from .receipts import ReceiptError
+from .retry import CardroomError
 
 __all__ = [
     "Bot",

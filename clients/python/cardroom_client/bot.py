@@ -3,7 +3,7 @@ following its events."""
 
 from __future__ import annotations
 
-from .client import CardroomError, Seat
+from .client import Seat
 from .models import (
     Move,
     SequencePass,
@@ -13,6 +13,7 @@ from .models import (
     SushiGoView,
     View,
 )
+from .retry import CardroomError
 
 # Refusals that mean the game moved on since the view the move was chosen in: read it again.
 MOVED_ON = frozenset({"stale_move", "already_picked", "not_your_turn", "seat_taken_over"})

@@ -19,44 +19,13 @@ import httpx
 
 from .models import BotSeat, Event, GameKind, Move, View, parse_view
 from .receipts import KeySet, ReceiptError, from_header
+from .retry import CardroomError, is_busy, problem, retry_after
 from .stream import follow
 
 POLL_SECONDS = 30.0  # the longest long poll the service holds (wait_seconds)
 # Reads wait longer than the longest long poll, and than the stream's 15 s heartbeat.
 TIMEOUT = httpx.Timeout(10.0, read=POLL_SECONDS + 15.0)
 RETRIES = 8
-RETRY_AFTER_CAP = 60.0  # seconds: a Retry-After longer than this is waited this long
-
-
-class CardroomError(Exception):
-    """A request the service refused: its status and its problem+json (``code``, ``detail``)."""
-
-    def __init__(self, status: int, problem: dict[str, Any], method: str, url: str) -> None:
-        self.status = status
-        self.problem = problem
-        self.code: str = problem.get("code", "")
-        self.detail: str = problem.get("detail", "")
-        super().__init__(f"{method} {url}: {status} {self.code}: {self.detail}")
-
-
-def retry_after(response: httpx.Response, default: float = 1.0) -> float:
-    """The seconds ``Retry-After`` asks for (a number; a date or nothing: ``default``)."""
-    try:
-        return min(max(float(response.headers.get("Retry-After", default)), 0.0), RETRY_AFTER_CAP)
-    except ValueError:
-        return default
-
-
-def is_busy(response: httpx.Response) -> bool:
-    """An answer to retry after ``Retry-After``: nothing was done, and later it may be."""
-    if response.status_code in (429, 503):
-        return True
-    if response.status_code == 409:
-        try:
-            return bool(response.json().get("code") == "too_many_conflicts")
-        except ValueError:
-            return False
-    return False
 
 
 class Client:
@@ -119,7 +88,7 @@ class Client:
                 continue
             break
         if answer.status_code not in ok:
-            raise CardroomError(answer.status_code, _problem(answer), method, str(answer.url))
+            raise CardroomError(answer.status_code, problem(answer), method, str(answer.url))
         if method == "POST" and answer.content:
             self._keep_receipt(answer)
         return answer
@@ -185,14 +154,6 @@ def game_id_of(game: Game | str) -> str:
         return game.id
     path = urlsplit(game).path.rstrip("/") if "/" in game else game
     return path.rsplit("/", 1)[-1]
-
-
-def _problem(answer: httpx.Response) -> dict[str, Any]:
-    try:
-        body = answer.json()
-    except ValueError:
-        return {"code": "", "detail": answer.text[:500]}
-    return body if isinstance(body, dict) else {"detail": str(body)}
 
 
 class Game:

@@ -27,7 +27,8 @@ def load_bot(spec: str) -> Bot:
     made = getattr(importlib.import_module(module_name), attribute)()
     if not hasattr(made, "choose"):
         raise SystemExit(f"{spec} has no choose(view) method")
-    return made  # type: ignore[no-any-return]
+    bot: Bot = made
+    return bot
 
 
 def arguments(argv: list[str] | None) -> argparse.Namespace:

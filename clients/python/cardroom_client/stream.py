@@ -19,18 +19,20 @@ from typing import TYPE_CHECKING
 import httpx
 
 from .models import Event
+from .retry import CardroomError, problem, retry_after
 
 if TYPE_CHECKING:
     from .client import Client
 
 STREAM_TIMEOUT = httpx.Timeout(10.0, read=45.0)  # the server sends a heartbeat every 15 s
 MAX_FAILURES = 8  # connection failures in a row before giving up
+FINAL = ("game_ended", "game_cancelled")  # nothing follows them
 
 
 def sse_messages(lines: Iterator[str]) -> Iterator[tuple[str, str, str]]:
     """(id, event, data) of each message of a text/event-stream (comments and ``retry:`` are
     skipped; ``data:`` lines of one message are joined with newlines)."""
-    event_id, kind, data = "", "", []
+    event_id, kind, data = "", "", list[str]()
     for line in lines:
         if line == "":
             if data:
@@ -61,35 +63,38 @@ def follow(client: Client, path: str, token: str | None, after: int) -> Iterator
                 raise
             client.sleep(min(0.2 * 2**failures, 5.0))
             continue
-        with answer:
+        try:
             status = answer.status_code
             if status == 204:
                 return
             if status == 200:
                 try:
-                    for message in sse_messages(answer.iter_lines()):
-                        event = Event.from_json(json.loads(message[2]))
+                    for event in _read(answer):
                         last, failures = event.version, 0
                         yield event
-                        if event.type in ("game_ended", "game_cancelled"):
+                        if event.type in FINAL:
                             return
                 except httpx.TransportError:
                     failures += 1
                     if failures >= MAX_FAILURES:
                         raise
                 continue  # the stream ended: resume after `last`
-            if status in (429, 503):
-                wait = _retry_after(answer)
-            else:
-                from .client import CardroomError, _problem  # a request that will not succeed
-
+            if status not in (429, 503):  # a request that will not succeed
                 answer.read()
-                raise CardroomError(status, _problem(answer), "GET", str(answer.url))
+                raise CardroomError(status, problem(answer), "GET", str(answer.url))
+            wait = retry_after(answer)
+        finally:
+            answer.close()
         for event in _poll(client, path, token, last, wait):
             last = event.version
             yield event
-            if event.type in ("game_ended", "game_cancelled"):
+            if event.type in FINAL:
                 return
+
+
+def _read(answer: httpx.Response) -> Iterator[Event]:
+    for _, _, data in sse_messages(answer.iter_lines()):
+        yield Event.from_json(json.loads(data))
 
 
 def _open(client: Client, path: str, token: str | None, last: int) -> httpx.Response:
@@ -104,18 +109,10 @@ def _open(client: Client, path: str, token: str | None, last: int) -> httpx.Resp
     return client.http.send(request, stream=True)
 
 
-def _retry_after(answer: httpx.Response) -> float:
-    from .client import retry_after
-
-    return retry_after(answer, 1.0)
-
-
 def _poll(client: Client, path: str, token: str | None, last: int, wait: float) -> Iterator[Event]:
     """The events after ``last`` for the next ``wait`` seconds (the stream's Retry-After),
     followed by the long poll; when the long poll is refused too, the wait is slept out and
     the events read once at its end."""
-    from .client import retry_after
-
     deadline = time.monotonic() + wait
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     while (remaining := deadline - time.monotonic()) > 0:

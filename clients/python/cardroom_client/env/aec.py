@@ -31,7 +31,7 @@ from . import sequence as seq
 from . import sushigo as sushi
 
 
-class CardroomEnv(AECEnv):  # type: ignore[misc]  # pettingzoo ships no type hints
+class CardroomEnv(AECEnv):  # type: ignore[misc]  # pettingzoo has no type hints: AECEnv is Any
     """One game of ``game`` with ``rules`` (the service's options, ``players`` included)."""
 
     metadata = {"render_modes": ["ansi"], "is_parallelizable": False}
@@ -55,7 +55,9 @@ class CardroomEnv(AECEnv):  # type: ignore[misc]  # pettingzoo ships no type hin
             }
         else:
             self._observation_spaces = {a: seq.observation_space() for a in self.possible_agents}
-        self._action_spaces = {a: self.codec.action_space() for a in self.possible_agents}
+        self._action_spaces: dict[str, spaces.Space[Any]] = {
+            a: self.codec.action_space() for a in self.possible_agents
+        }
         self._move: Callable[[Any, int, int], Any] = (
             _sushi_move if game == "sushi-go" else _sequence_move
         )
