@@ -53,6 +53,19 @@ def to_move(view: dict[str, Any], action: int) -> SequenceMove:
     return SequencePass(turn)
 
 
+def encode_move(event_type: str, data: dict[str, Any]) -> int:
+    """The action of a move as the service records it (a ``card_played`` event: ``card`` and
+    ``cell`` or ``removed``; ``dead_card_discarded``; ``turn_passed``)."""
+    if event_type == "card_played":
+        row, column = data["cell"] or data["removed"]
+        return INDEX[data["card"]] * CELLS + row * 10 + column
+    if event_type == "dead_card_discarded":
+        return DISCARDS + INDEX[data["card"]]
+    if event_type == "turn_passed":
+        return PASS
+    raise ValueError(f"{event_type} is not a move")
+
+
 def legal_actions(view: dict[str, Any]) -> list[int]:
     you = view.get("you")
     if view["status"] != "playing" or not you or not you["your_turn"]:

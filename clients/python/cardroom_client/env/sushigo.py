@@ -13,6 +13,7 @@ and what the view says the seat may do."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import cache
 from typing import Any
 
@@ -63,6 +64,17 @@ def observation_space(seats: int) -> spaces.Dict:
 
 def encode_action(first: int, second: int = 0, dummy: int = 0, declines: int = 0) -> int:
     return ((first * 13 + second) * 13 + dummy) * 4 + declines
+
+
+def encode_pick(
+    cards: Sequence[str], dummy_card: str | None = None, use_wasabi: Sequence[bool] | None = None
+) -> int:
+    """The action of a pick as the service records it (a ``card_picked`` event's ``cards``,
+    ``dummy_card``, ``use_wasabi``): to learn from exported games, or replay them."""
+    second = INDEX[cards[1]] + 1 if len(cards) == 2 else 0
+    dummy = INDEX[dummy_card] + 1 if dummy_card is not None else 0
+    declines = sum(1 << at for at, used in enumerate(use_wasabi or ()) if not used)
+    return encode_action(INDEX[cards[0]], second, dummy, declines)
 
 
 @cache
