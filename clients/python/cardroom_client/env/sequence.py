@@ -58,7 +58,7 @@ def encode_move(event_type: str, data: dict[str, Any]) -> int:
     ``cell`` or ``removed``; ``dead_card_discarded``; ``turn_passed``)."""
     if event_type == "card_played":
         row, column = data["cell"] or data["removed"]
-        return INDEX[data["card"]] * CELLS + row * 10 + column
+        return INDEX[data["card"]] * CELLS + int(row) * 10 + int(column)
     if event_type == "dead_card_discarded":
         return DISCARDS + INDEX[data["card"]]
     if event_type == "turn_passed":

@@ -36,7 +36,7 @@ KINDS: tuple[SushiGoCard, ...] = (
     "wasabi",
     "chopsticks",
 )  # fmt: skip  (S1 order)
-INDEX = {kind: i for i, kind in enumerate(KINDS)}
+INDEX: dict[str, int] = {kind: i for i, kind in enumerate(KINDS)}
 NIGIRI = frozenset({"egg_nigiri", "salmon_nigiri", "squid_nigiri"})
 K = len(KINDS)
 ACTIONS = K * 13 * 13 * 4
