@@ -167,3 +167,30 @@ def test_the_env_imports_without_flask_or_postgresql() -> None:
     )
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert run.returncode == 0, run.stderr
+
+
+@pytest.mark.parametrize("variant", [v for v in VARIANTS if v.startswith("sushi-go")])
+def test_legal_actions_from_the_state_are_the_views(variant: str) -> None:
+    """``env.legal_actions`` reads the seat's cards without building its view: for every seat
+    at every step of random games, it gives what the view's mask allows."""
+    env = VARIANTS[variant]()
+    for seed in range(3):
+        env.reset(seed=seed)
+        rng = random.Random(seed)
+        for agent in env.agent_iter():
+            if env.terminations[agent]:
+                env.step(None)
+                continue
+            for other in env.agents:
+                assert env.legal_actions(other) == sushi.legal_actions(env.view(other))
+            env.step(rng.choice(env.legal_actions(agent)))
+
+
+def test_the_legal_pick_shortcuts_give_what_the_long_way_gives() -> None:
+    rng = random.Random(11)
+    for _ in range(3000):
+        hand = [rng.choice(sushi.KINDS) for _ in range(rng.randint(1, 10))]
+        flags = (rng.random() < 0.5, rng.randint(0, 2), rng.random() < 0.5, rng.random() < 0.3)
+        zoch, free, chopsticks, dummy = flags
+        expected = sushi.enumerate_picks(hand, zoch, free, chopsticks, dummy)
+        assert sorted(sushi.legal_picks(hand, zoch, free, chopsticks, dummy)) == sorted(expected)

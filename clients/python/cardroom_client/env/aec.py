@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Mapping
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
@@ -26,6 +27,8 @@ from pettingzoo import AECEnv
 from domain.decider import CreateGame, MakeMove, TakeSeat, Viewer, commitment
 from domain.sequence import SEQUENCE, Discard, Pass, Play
 from domain.sushigo import SUSHI_GO, Pick
+from domain.sushigo.cards import CHOPSTICKS
+from domain.sushigo.state import HANDS, OVER, PICKS, TABLEAUX
 
 from . import sequence as seq
 from . import sushigo as sushi
@@ -58,10 +61,16 @@ class CardroomEnv(AECEnv):  # type: ignore[misc]  # pettingzoo has no type hints
         self._action_spaces: dict[str, spaces.Space[Any]] = {
             a: self.codec.action_space() for a in self.possible_agents
         }
-        self._move: Callable[[Any, int, int], Any] = (
-            _sushi_move if game == "sushi-go" else _sequence_move
-        )
+        self._move: Callable[[int], Any] = _sushi_move if game == "sushi-go" else _sequence_move
         self.state_: Any = None
+        self._moves: dict[int, Any] = {}
+        self._sushi = game == "sushi-go"
+        self._zoch = self.options.get("edition") == "zoch"
+        self._dummy = bool(self.options.get("dummy"))
+        self._execute = self.engine.execute
+        # What changes (a new object) when points do: Sushi Go!'s totals, a Sequence game's end.
+        fields = type(self.engine.initial_state())._fields
+        self._scored = itemgetter(fields.index("totals" if self._sushi else "over"))
 
     def observation_space(self, agent: str) -> spaces.Space[Any]:
         return self._observation_spaces[agent]
@@ -89,23 +98,32 @@ class CardroomEnv(AECEnv):  # type: ignore[misc]  # pettingzoo has no type hints
         self.truncations = dict.fromkeys(self.agents, False)
         self.infos: dict[str, dict[str, Any]] = {agent: {} for agent in self.agents}
         self._totals = self._scores()
-        self.agent_selection = self._next_agent()
+        self._scored_before, self._rewarded, self._over = self._scored(state), False, False
+        self.agent_selection = self._next_agent(state)
 
     def step(self, action: Any) -> None:
+        # The hot path of random play (bench/env_bench.py): fields read once, moves made once.
         agent = self.agent_selection
-        if self.terminations[agent] or self.truncations[agent]:
+        if self._over:  # every agent terminates at the game's end, none before
             self._was_dead_step(action)
             return
-        seat = self._seat[agent]
-        command = MakeMove(seat, self._move(self.state_, seat, int(action)), self.deal_seed)
-        self.state_ = self.engine.execute(self.state_, command)[1]
+        move = self._moves.get(action)
+        if move is None:  # each action's move is made once (moves are immutable)
+            move = self._moves[int(action)] = self._move(int(action))
+        command = _new_move(MakeMove, (self._seat[agent], move, self.deal_seed))
+        state = self.state_ = self._execute(self.state_, command)[1]
         self._cumulative_rewards[agent] = 0.0
-        self._reward()
-        if self.state_.over:
+        if self._scored(state) is not self._scored_before:  # points changed hands
+            self._reward()
+            self._accumulate_rewards()
+        elif self._rewarded:  # the last step's rewards are over
+            self.rewards = dict.fromkeys(self.agents, 0.0)
+            self._rewarded = False
+        if state.over:
+            self._over = True
             self.terminations = dict.fromkeys(self.agents, True)
         else:
-            self.agent_selection = self._next_agent()
-        self._accumulate_rewards()
+            self.agent_selection = self._next_agent(state)
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         view = self.view(agent)
@@ -119,7 +137,24 @@ class CardroomEnv(AECEnv):  # type: ignore[misc]  # pettingzoo has no type hints
         return self.engine.view(self.state_, Viewer(self._seat[agent]))
 
     def legal_actions(self, agent: str) -> list[int]:
-        return list(self.codec.legal_actions(self.view(agent)))
+        """The actions the observation's mask allows (without building the observation: in
+        Sushi Go! from the seat's own cards, as its view would say them)."""
+        if self.game_name != "sushi-go":
+            return list(self.codec.legal_actions(self.view(agent)))
+        state, seat = self.state_, self._seat[agent]
+        picks = state[PICKS]  # by index: a named field costs more (domain/sushigo/state.py)
+        if not picks or picks[seat] is not None or state[OVER]:
+            return []
+        hand = state[HANDS][seat]
+        if not hand:
+            return []
+        cards = state[TABLEAUX][seat][0]
+        controls = self._dummy and seat == state.controller
+        chopsticks = CHOPSTICKS in cards and len(hand) >= 2 + controls
+        if not (chopsticks or controls or self._zoch):  # one card, nothing else to choose
+            return sorted(map(sushi.SINGLE.__getitem__, set(hand)))
+        free = state[TABLEAUX][seat].free_wasabi
+        return sushi.legal_picks(hand, self._zoch, free, chopsticks, controls)
 
     def render(self) -> str | None:
         if self.render_mode != "ansi":
@@ -131,9 +166,11 @@ class CardroomEnv(AECEnv):  # type: ignore[misc]  # pettingzoo has no type hints
 
     # --- helpers ------------------------------------------------------------------------------
 
-    def _next_agent(self) -> str:
-        awaiting = self.engine.awaiting(self.state_)
-        return self.possible_agents[awaiting[0]] if awaiting else self.agent_selection
+    def _next_agent(self, state: Any) -> str:
+        """Sushi Go!: the first seat that has not picked this turn; Sequence: the seat to move."""
+        seat: int = state[PICKS].index(None) if self._sushi else state.current
+        agent: str = self.possible_agents[seat]
+        return agent
 
     def _scores(self) -> list[int]:
         state = self.state_
@@ -147,15 +184,19 @@ class CardroomEnv(AECEnv):  # type: ignore[misc]  # pettingzoo has no type hints
         totals = self._scores()
         for agent, before, now in zip(self.agents, self._totals, totals, strict=True):
             self.rewards[agent] = float(now - before)
-        self._totals = totals
+        self._totals, self._scored_before = totals, self._scored(self.state_)
+        self._rewarded = True
 
 
-def _sushi_move(state: Any, seat: int, action: int) -> Pick:
+_new_move = tuple.__new__  # MakeMove(…) without its keyword handling (as domain's fast paths do)
+
+
+def _sushi_move(action: int) -> Pick:
     cards, dummy, wasabi = sushi.decode(action)
     return Pick(cards, dummy, wasabi)
 
 
-def _sequence_move(state: Any, seat: int, action: int) -> Play | Discard | Pass:
+def _sequence_move(action: int) -> Play | Discard | Pass:
     if action < seq.PLAYS:
         card, cell = divmod(action, seq.CELLS)
         return Play(seq.CARDS[card], divmod(cell, 10))

@@ -66,6 +66,11 @@ def encode_action(first: int, second: int = 0, dummy: int = 0, declines: int = 0
     return ((first * 13 + second) * 13 + dummy) * 4 + declines
 
 
+SINGLE: dict[str, int] = {
+    kind: encode_action(i) for i, kind in enumerate(KINDS)
+}  # one card, nothing else
+
+
 def encode_pick(
     cards: Sequence[str], dummy_card: str | None = None, use_wasabi: Sequence[bool] | None = None
 ) -> int:
@@ -106,25 +111,51 @@ def legal_actions(view: dict[str, Any]) -> list[int]:
     you = view.get("you")
     if view["status"] != "playing" or not you or not you["awaiting_pick"]:
         return []
+    zoch = view["rules"]["edition"] == "zoch"
+    return legal_picks(
+        you["hand"], zoch, you["free_wasabi"], you["chopsticks_usable"], you["controls_dummy"]
+    )
+
+
+def legal_picks(
+    hand: Sequence[str], zoch: bool, free_wasabi: int, chopsticks: bool, controls_dummy: bool
+) -> list[int]:
+    """The actions of every pick from ``hand`` (in action order), given what the view says the
+    seat may do: use chopsticks (S6), must name the dummy's card (S17), has a free wasabi
+    to decline (Zoch, S9)."""
+    if not chopsticks and not controls_dummy and not (zoch and free_wasabi > 0):
+        return sorted(SINGLE[card] for card in set(hand))  # one card, nothing else to choose
+    if not controls_dummy and not zoch:  # one card, or two in order (S6): nothing else
+        counts = [0] * K
+        for card in hand:
+            counts[INDEX[card]] += 1
+        kinds = [i for i in range(K) if counts[i]]
+        pairs = [(i * 13 + j + 1) * 52 for i in kinds for j in kinds if i != j or counts[i] >= 2]
+        return [i * 676 for i in kinds] + pairs  # encode_action(i), encode_action(i, j + 1)
+    return enumerate_picks(hand, zoch, free_wasabi, chopsticks, controls_dummy)
+
+
+def enumerate_picks(
+    hand: Sequence[str], zoch: bool, free_wasabi: int, chopsticks: bool, controls_dummy: bool
+) -> list[int]:
+    """``legal_picks`` the long way, for any case (its shortcuts are checked against this)."""
     counts = [0] * K
-    for card in you["hand"]:
+    for card in hand:
         counts[INDEX[card]] += 1
     kinds = [i for i in range(K) if counts[i]]
-    zoch = view["rules"]["edition"] == "zoch"
-    wasabi_free = you["free_wasabi"] > 0
     picks: list[tuple[int, ...]] = [(i,) for i in kinds]
-    if you["chopsticks_usable"]:
+    if chopsticks:
         picks += [(i, j) for i in kinds for j in kinds if i != j or counts[i] >= 2]
     actions = []
     for pick in picks:
         left = counts.copy()
         for i in pick:
             left[i] -= 1
-        dummies = [d + 1 for d in range(K) if left[d]] if you["controls_dummy"] else [0]
+        dummies = [d + 1 for d in range(K) if left[d]] if controls_dummy else [0]
         declinable = 0
         if zoch:
             for at, i in enumerate(pick):
-                dips = wasabi_free or (at == 1 and KINDS[pick[0]] == "wasabi")
+                dips = free_wasabi > 0 or (at == 1 and KINDS[pick[0]] == "wasabi")
                 if KINDS[i] in NIGIRI and dips:
                     declinable |= 1 << at
         choices = [d for d in range(4) if d & ~declinable == 0]
