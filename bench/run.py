@@ -1,9 +1,11 @@
-"""`make bench`: every benchmark, and the four goals of issue 15 against baselines measured in
-the same run (this machine is noisy: absolute times move 2x between runs, ratios do not).
+"""`make bench`: every benchmark, and the four goals of issue 15 (and issue 30's PettingZoo
+environment, goal 5) against baselines measured in the same run (this machine is noisy:
+absolute times move 2x between runs, ratios do not).
 
 The server is the one ``DATABASE_URL`` names, else the embedded PostgreSQL (as for `serve`).
 In order: the domain (simulation and fold, no database); the engine's instructions per game
-(callgrind); the store's floor (a single-row INSERT in autocommit mode) next to the old
+(callgrind); the environment's steps per second and instructions per game beside the engine's
+(bench/env_bench.py); the store's floor (a single-row INSERT in autocommit mode) next to the old
 BEGIN/INSERT/COMMIT loop and ``EventStore.append``; HTTP picks under gunicorn with one client, the
 floor also timed right before each pick (latency: the ratio uses that interleaved floor, sampled
 at the same moments as the picks, so the machine's load moves both alike); the database's own
@@ -28,7 +30,7 @@ from typing import Any
 
 import psycopg
 
-from bench import ceiling, domain_bench, growth, http_bench, store_bench
+from bench import ceiling, domain_bench, env_bench, growth, http_bench, store_bench
 from service.store import db
 
 GOAL_LATENCY_X = 2.0  # pick p50 <= 2x the floor's p50
@@ -40,13 +42,13 @@ GOAL_FOLD_MS = 0.3  # a finished 5-player game
 Goal = tuple[str, str, str, bool]  # what, measured, goal, met
 
 
-def engine_instructions(games: int) -> int | None:
+def engine_instructions(games: int, workload: str = "game") -> int | None:
     if games <= 0 or shutil.which("valgrind") is None:
         return None
     script = Path(__file__).with_name("engine_instructions.sh")
     env = {**os.environ, "PYTHON": sys.executable}
     done = subprocess.run(
-        [str(script), str(games)], check=True, capture_output=True, text=True, env=env
+        [str(script), str(games), workload], check=True, capture_output=True, text=True, env=env
     )
     return int(done.stdout.split()[1])
 
@@ -73,9 +75,15 @@ def goals_table(goals: list[Goal]) -> str:
 def main() -> None:
     figures = domain()
     print(domain_bench.table(figures))
-    instructions = engine_instructions(int(os.environ.get("BENCH_ENGINE_GAMES", "10")))
+    engine_games = int(os.environ.get("BENCH_ENGINE_GAMES", "10"))
+    instructions = engine_instructions(engine_games)
     if instructions is not None:
         print(f"engine: {instructions:,} instructions per random 4-player game (callgrind)")
+    wrapped = env_bench.run()
+    print(env_bench.table(wrapped))
+    env_instructions = engine_instructions(engine_games, "env")
+    if env_instructions is not None:
+        print(f"env: {env_instructions:,} instructions per the same game through the environment")
     print()
     server_url = db.database_url()
     name = f"cardroom_bench_{secrets.token_hex(4)}"
@@ -125,6 +133,14 @@ def main() -> None:
             ("4. engine: instructions per game", f"{instructions:,}",
              f"<= {GOAL_INSTRUCTIONS / 1e6:g}M", instructions <= GOAL_INSTRUCTIONS)
         )  # fmt: skip
+    env_goal = f"<= +{env_bench.GOAL_OVERHEAD:.0%}"
+    if instructions is not None and env_instructions is not None:
+        over = env_instructions / instructions - 1
+        goals.append(("5. env: instructions per step over the engine's", f"{over:+.1%}",
+                      env_goal, over <= env_bench.GOAL_OVERHEAD))  # fmt: skip
+    else:  # no valgrind: CPU seconds, interleaved (noisier)
+        goals.append(("5. env: CPU per step over the engine's", f"{wrapped['overhead']:+.1%}",
+                      env_goal, wrapped["ok"]))  # fmt: skip
     goals.append(
         ("4. fold a finished 5-player game", f"{figures['fold_ms']:.3f} ms",
          f"<= {GOAL_FOLD_MS} ms", figures["fold_ms"] <= GOAL_FOLD_MS)

@@ -122,6 +122,8 @@ class CardroomEnv(AECEnv):  # type: ignore[misc]  # pettingzoo has no type hints
         if state.over:
             self._over = True
             self.terminations = dict.fromkeys(self.agents, True)
+        elif self._sushi:  # the first seat that has not picked this turn
+            self.agent_selection = self.possible_agents[state[PICKS].index(None)]
         else:
             self.agent_selection = self._next_agent(state)
 

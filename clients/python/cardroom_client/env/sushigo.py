@@ -76,6 +76,8 @@ def encode_pick(
 ) -> int:
     """The action of a pick as the service records it (a ``card_picked`` event's ``cards``,
     ``dummy_card``, ``use_wasabi``): to learn from exported games, or replay them."""
+    if len(cards) == 1 and dummy_card is None and not use_wasabi:
+        return SINGLE[cards[0]]  # the most frequent pick
     second = INDEX[cards[1]] + 1 if len(cards) == 2 else 0
     dummy = INDEX[dummy_card] + 1 if dummy_card is not None else 0
     declines = sum(1 << at for at, used in enumerate(use_wasabi or ()) if not used)
