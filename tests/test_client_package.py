@@ -11,6 +11,7 @@ import subprocess
 import sys
 import threading
 import uuid
+import zipfile
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
@@ -230,3 +231,35 @@ def test_the_play_command_plays_a_bot_module_to_the_end(
         final = client.game(result["game_id"]).view()
         assert final.status == "over" and list(final.totals) == result["totals"]
         assert final.seats[0].name == "Mo"
+
+
+def test_the_client_stands_alone(tmp_path: Path) -> None:
+    """Importing the client, its bots, its play command and the policy adapter loads nothing of
+    the service (nor its engine, nor Flask): it works where only the package is installed."""
+    code = (
+        "import sys\n"
+        "import cardroom_client, cardroom_client.play\n"
+        "from cardroom_client.env import policy_bot\n"
+        "loaded = sorted({m.split('.')[0] for m in sys.modules} & {'domain', 'service', 'flask',"
+        " 'psycopg', 'pettingzoo'})\n"
+        "assert not loaded, loaded\n"
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=tmp_path
+    )
+    assert run.returncode == 0, run.stderr
+
+
+def test_the_package_builds_a_typed_wheel(tmp_path: Path) -> None:
+    package = Path(__file__).resolve().parent.parent / "clients" / "python"
+    build = [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation"]
+    run = subprocess.run(
+        [*build, "-w", str(tmp_path), str(package)], capture_output=True, text=True, timeout=180
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    (wheel,) = tmp_path.glob("cardroom_client-*.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    assert {"cardroom_client/py.typed", "cardroom_client/env/aec.py"} <= names
+    metadata = next(n for n in names if n.endswith("METADATA"))
+    text = zipfile.ZipFile(wheel).read(metadata).decode()
+    assert "Requires-Dist: httpx" in text and 'extra == "env"' in text
