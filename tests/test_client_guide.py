@@ -159,6 +159,16 @@ def test_the_client_bot_example_plays_each_game(served: Served, tmp_path: Path, 
     assert isinstance(line, str) and line.startswith("over [") and line.endswith("] True")
 
 
+def test_the_play_command_seats_the_client_bot_example(served: Served, tmp_path: Path) -> None:
+    (tmp_path / "bot.py").write_text(block("client-example"))
+    command = [sys.executable, "-m", "cardroom_client.play", "--game", "sequence"]
+    command += ["--bot", "bot:FirstCardBot", served.url]
+    run = subprocess.run(command, capture_output=True, text=True, timeout=180, cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    result = json.loads(run.stdout.strip().splitlines()[-1])
+    assert result["status"] == "over" and result["audit_ok"] is True
+
+
 def test_the_client_bot_example_survives_a_refused_stream(served: Served, tmp_path: Path) -> None:
     bot = tmp_path / "bot.py"
     bot.write_text(block("client-example"))

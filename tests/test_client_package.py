@@ -12,6 +12,7 @@ import sys
 import threading
 import uuid
 import zipfile
+from collections.abc import Iterator
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
@@ -31,7 +32,7 @@ from cardroom_client import (
 )
 from cardroom_client.receipts import unb64url
 from client_support import STREAMS_PER_ADDRESS, Fault, Faulty
-from serve_support import Served
+from serve_support import Served, cardroom_serve
 
 pytest_plugins = ["client_fixtures"]
 
@@ -263,3 +264,36 @@ def test_the_package_builds_a_typed_wheel(tmp_path: Path) -> None:
     metadata = next(n for n in names if n.endswith("METADATA"))
     text = zipfile.ZipFile(wheel).read(metadata).decode()
     assert "Requires-Dist: httpx" in text and 'extra == "env"' in text
+
+
+@pytest.fixture(scope="module")
+def short_streams(database_url: str) -> Iterator[Served]:
+    """A server whose streams end after a second (CARDROOM_STREAM_SECONDS): clients reconnect
+    many times in one game."""
+    env = {"CARDROOM_RATE_LIMITS": "off", "CARDROOM_STREAM_SECONDS": "1"}
+    with cardroom_serve(database_url, env=env) as server:
+        yield server
+
+
+def test_events_resume_where_each_stream_ended(short_streams: Served) -> None:
+    """Streams that end every second: the bots finish the game, and a spectator following it
+    gets every event once, in order, over many connections (Last-Event-ID)."""
+    with Client(short_streams.url) as client:
+        game = client.create_game("sushi-go", 2)
+        seats = [game.join("Fy"), game.join("Gus")]
+        opened: list[str] = []
+        hooks = {"request": [lambda r: opened.append(r.headers.get("Last-Event-ID", ""))]}
+        http = httpx.Client(base_url=short_streams.url, event_hooks=hooks)
+        versions: list[int] = []
+        with Client(short_streams.url, http=http) as spectator:
+            follower = threading.Thread(
+                target=lambda: versions.extend(e.version for e in spectator.game(game.id).events())
+            )
+            follower.start()
+            play_in_threads(seats)
+            follower.join(60)
+        assert not follower.is_alive()
+        final = game.view()
+    assert versions == list(range(1, final.version + 1))
+    resumed = [after for after in opened if after]
+    assert len(resumed) >= 2 and resumed == sorted(resumed, key=int)
