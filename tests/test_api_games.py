@@ -1023,13 +1023,13 @@ def test_a_game_that_cannot_be_folded_is_listed_without_its_seats(
     events = [Event("game_created", created["data"]), Event("card_picked", bad_pick)]
     store.create_game(broken, "sushi-go", b"s" * 32, events)
     ids = ",".join([str(odd), str(broken), good])
-    with caplog.at_level(logging.ERROR, logger="service.http.api"):
+    with caplog.at_level(logging.ERROR, logger="service.http.routes.lobby"):
         page = api.get("/games", params={"ids": ids, "limit": 10}).json()
     rows = {g["game_id"]: g for g in page["games"]}
     assert set(rows) == {str(odd), str(broken), good}
     assert rows[str(odd)]["seats"] == [] and rows[str(broken)]["seats"] == []
     assert len(rows[good]["seats"]) == 2
-    logged = [r for r in caplog.records if r.name == "service.http.api"]
+    logged = [r for r in caplog.records if r.name == "service.http.routes.lobby"]
     assert sorted(r.getMessage() for r in logged) == sorted(
         f"game {game} cannot be folded; listed without its seats" for game in (odd, broken)
     )

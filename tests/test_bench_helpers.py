@@ -41,7 +41,7 @@ def test_the_cpu_of_a_process_tree_counts_its_children() -> None:
 
 SITE = "/venv/lib/python3.11/site-packages"
 LIMITER_WRAPPER = (f"{SITE}/flask_limiter/_limits.py", "__inner")
-MOVE = ("/app/service/http/api.py", "make_move")
+MOVE = ("/app/service/http/routes/moves.py", "make_move")
 AROUND = [
     (f"{SITE}/flask/app.py", "dispatch_request"),
     (f"{SITE}/gunicorn/workers/base_async.py", "handle_request"),

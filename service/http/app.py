@@ -11,10 +11,10 @@ from psycopg_pool import ConnectionPool
 
 from service.games.registry import load_games
 from service.http import abuse, idempotency, observe, problems
-from service.http.api import api
 from service.http.connections import ConnectionSettings, OpenStreams
 from service.http.json_provider import OrjsonProvider
 from service.http.leaving import leaving_api
+from service.http.routes import api
 from service.http.rulings import rulings_api
 from service.http.stream import stream_api
 from service.http.web_page import web

@@ -36,7 +36,7 @@ _plans: dict[int, tuple[Schema, Dump]] = {}  # by id(schema), keeping the schema
 
 def planned(schema: Schema) -> Dump:
     """``schema.dump`` (of one value), planned once for this schema instance. For schemas that
-    live as long as the process (the adapters' and api.py's): each one planned is kept."""
+    live as long as the process (the adapters' and the routes'): each one planned is kept."""
     known = _plans.get(id(schema))
     if known is None or known[0] is not schema:
         known = _plans[id(schema)] = (schema, _plan(schema))

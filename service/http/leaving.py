@@ -8,7 +8,7 @@ from __future__ import annotations
 from flask import Blueprint, Response
 
 from service.http import auth, idempotency
-from service.http.api import as_it_was, game_id_of, games, load, view_body, with_receipt
+from service.http.routes.common import as_it_was, game_id_of, games, load, view_body, with_receipt
 
 leaving_api = Blueprint("leaving", __name__)
 

@@ -1,7 +1,7 @@
 """What an operator sees of each request: its request id, its log context, its metrics; and the
 probes: ``GET /livez`` (the process answers), ``GET /readyz`` (the database accepts a write),
-``GET /metrics`` (Prometheus). ``GET /healthz`` (service/http/api.py) stays as it was: the
-database answers a read.
+``GET /metrics`` (Prometheus). ``GET /healthz`` (service/http/routes/operations.py) stays as it
+was: the database answers a read.
 
 A request's id is its ``X-Request-ID`` if the client sent a usable one (a proxy's, a client's
 own), else a new UUID; the answer carries it back, and every log line of the request names it.
@@ -18,8 +18,8 @@ from typing import Any
 from flask import Blueprint, Flask, Response, current_app, g, request
 
 from service import key_registry, logs, metrics
-from service.http.api import HEALTH, json_response
 from service.http.problems import Problem
+from service.http.routes.common import HEALTH, json_response
 from service.http.schemas import Liveness
 from service.store.events import EventStore
 

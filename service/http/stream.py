@@ -25,8 +25,15 @@ from marshmallow import ValidationError, fields, validate
 from domain.decider import Viewer
 from service import metrics
 from service.http import auth
-from service.http.api import connection_settings, game_id_of, games, hub, load, open_streams
 from service.http.hangup import Hangup
+from service.http.routes.common import (
+    connection_settings,
+    game_id_of,
+    games,
+    hub,
+    load,
+    open_streams,
+)
 from service.http.schemas import EventRecord, StreamQuery
 from service.live.hub import Hub, vouched
 from service.live.shared import SingleFlight

@@ -7,7 +7,8 @@ a new hash replaces it. The row with the highest serial is the invitation in for
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, NamedTuple
+from contextlib import AbstractContextManager
+from typing import Any, NamedTuple, Protocol
 from uuid import UUID
 
 import psycopg
@@ -15,9 +16,6 @@ from psycopg import errors
 
 from service.store import idempotency_records
 from service.store.idempotency_records import IdempotencyRecord
-
-if TYPE_CHECKING:
-    from service.store.events import EventStore
 
 MAX_ATTEMPTS = 5  # two changes of one invitation at once: the loser takes the next serial
 
@@ -76,10 +74,17 @@ def in_force(cur: psycopg.Cursor[Any], game_id: UUID) -> bytes | None:
     return None if row is None or row[1] is None else bytes(row[1])
 
 
+class Connections(Protocol):
+    """What the invitations need of the event store (service/store/events.py, which imports this
+    module to write a private game's first row with its events): its connections."""
+
+    def connection(self) -> AbstractContextManager[psycopg.Connection[Any]]: ...
+
+
 class Invitations:
     """Reads and changes of private games' invitations. Thread-safe."""
 
-    def __init__(self, store: EventStore) -> None:
+    def __init__(self, store: Connections) -> None:
         self.store = store  # its connections: an unreachable database is StoreUnavailable
 
     def private(self, game_id: UUID) -> PrivateGame | None:

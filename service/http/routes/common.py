@@ -1,0 +1,154 @@
+"""What the routes share: the blueprint ``api``, the service and hub of the app, JSON in and out,
+loading a game (404 if there is none), a game's view, and an accepted command's signed receipt."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+from uuid import UUID
+
+from flask import Blueprint, Response, current_app, json, request, url_for
+
+from domain import canonical, receipts
+from domain.decider import Viewer
+from service.http import idempotency
+from service.http.connections import ConnectionSettings, OpenStreams
+from service.http.dumping import planned
+from service.http.problems import Problem
+from service.http.schemas import Health, Receipt
+from service.live import hub as live
+from service.play import GameService, Loaded
+from service.store.events import GameNotFound
+
+api = Blueprint("api", __name__)
+
+# Schemas are built once, not per request: building (nested) schemas costs more than using them.
+RECEIPT = Receipt()
+RECEIPT_HEADER = "Cardroom-Receipt"
+HEALTH = Health()
+
+
+def games() -> GameService:
+    return current_app.extensions["cardroom"]
+
+
+def hub() -> live.Hub:
+    return current_app.extensions["cardroom_live"]
+
+
+def open_streams() -> OpenStreams:
+    return current_app.extensions["cardroom_open_streams"]
+
+
+def connection_settings() -> ConnectionSettings:
+    return current_app.extensions["cardroom_connections"]
+
+
+def json_response(body: Any, status: int = 200, **headers: str) -> Response:
+    response = Response(json.dumps(body), status, mimetype="application/json")
+    response.headers.update(headers)
+    return response
+
+
+def json_body() -> Any:
+    """The request's JSON body: 415 unless it says it is JSON, 400 unless it parses."""
+    if not request.is_json:
+        raise Problem(
+            415,
+            "unsupported_media_type",
+            "send the body as JSON with 'Content-Type: application/json'",
+        )
+    try:
+        body = request.get_json(silent=True)
+    except RecursionError:  # nesting too deep for the parser: not a body any schema accepts
+        body = None
+    if body is None:
+        raise Problem(400, "malformed_json", "the body is not valid JSON")
+    return body
+
+
+def game_id_of(value: str) -> UUID:
+    """Game ids are UUIDs; anything else names no game (404)."""
+    try:
+        return UUID(value)
+    except ValueError:
+        raise no_game(value) from None
+
+
+def no_game(game_id: object) -> Problem:
+    return Problem(404, "game_not_found", f"there is no game {game_id}; list games at /games")
+
+
+def load(game_id: UUID) -> Loaded:
+    try:
+        return games().load(game_id)
+    except GameNotFound:
+        raise no_game(game_id) from None
+
+
+def read(game_id: UUID, *seen: int) -> Loaded:
+    """The game for a read a replica may serve: never older than any version in ``seen``, nor
+    than ``min_version`` or an ``If-None-Match`` tag the client sent (service/play.py)."""
+    try:
+        return games().read(game_id, max(seen, default=0))
+    except GameNotFound:
+        raise no_game(game_id) from None
+
+
+_OUR_TAG = re.compile(r"([0-9]{1,10})-", re.ASCII)  # of get_game's tags: the version, then who
+
+
+def seen_versions(query: dict[str, Any]) -> list[int]:
+    """The versions the client says it has seen: ``min_version``, and the version of each
+    ``If-None-Match`` tag of ours (``W/"<version>-<viewer>"``)."""
+    seen = [query.get("min_version", 0)]
+    for tag in request.if_none_match.as_set(include_weak=True):
+        match = _OUR_TAG.match(tag or "")  # werkzeug gives None for an empty tag
+        if match:
+            seen.append(int(match.group(1)))
+    return seen
+
+
+def view_body(loaded: Loaded, seat: int | None, past: bool = False, **extra: Any) -> dict[str, Any]:
+    adapter = loaded.adapter
+    view = adapter.game.view(loaded.state, Viewer(seat))
+    body = {"game_id": loaded.id, **view, **deadline_of(loaded, past), **visibility(loaded.id)}
+    return planned(adapter.view)({**body, **extra})
+
+
+def visibility(game_id: UUID) -> dict[str, str]:
+    return {"visibility": "private" if games().is_private(game_id) else "public"}
+
+
+def as_it_was(keyed: idempotency.Keyed) -> Loaded:
+    """The game a keyed request changed, at the version its receipt says it left it at: the
+    answer to a retry is rebuilt from it (service/http/idempotency.py)."""
+    stored = keyed.stored
+    assert stored is not None
+    loaded = load(stored.game_id)
+    return Loaded(stored.game_id, loaded.adapter, games().state_at(loaded, stored.version))
+
+
+def deadline_of(loaded: Loaded, past: bool = False) -> dict[str, Any]:
+    """``turn_deadline``, only while a timed turn waits for someone: the turn clock's deadline
+    is in the database, not in the game's state (so not in the domain's view)."""
+    deadline = games().turn_deadline(loaded, past)
+    return {} if deadline is None else {"turn_deadline": deadline}
+
+
+def game_url(game_id: UUID) -> str:
+    return url_for("api.get_game", game_id=str(game_id))
+
+
+def with_receipt(body: dict[str, Any], loaded: Loaded, status: int, **headers: str) -> Response:
+    """An accepted command's answer: ``body`` with the service's signed receipt for the last
+    event it appended, as the ``receipt`` member and the ``Cardroom-Receipt`` header (base64url
+    of its canonical JSON). Built here, it is stored and replayed with the answer (idempotency)."""
+    receipt = planned(RECEIPT)(games().receipt(loaded))
+    headers[RECEIPT_HEADER] = receipts.b64url(canonical.dumps(receipt))
+    return json_response({**body, "receipt": receipt}, status, **headers)
+
+
+def invitation_body(game_id: UUID, token: str, creator_token: str | None = None) -> dict[str, Any]:
+    body = {"token": token, "link": f"/#/game/{game_id}?invitation={token}"}
+    return body if creator_token is None else {**body, "creator_token": creator_token}

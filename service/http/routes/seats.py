@@ -1,0 +1,280 @@
+"""Seats: join a game (``POST /games/{id}/players``) and a private game's invitation (revoke,
+issue a new one). Leaving and resigning are in service/http/leaving.py."""
+
+from __future__ import annotations
+
+from uuid import UUID
+
+from flask import Response, request
+
+from service.http import abuse, auth, idempotency
+from service.http.routes.common import (
+    api,
+    as_it_was,
+    game_id_of,
+    game_url,
+    games,
+    invitation_body,
+    json_body,
+    json_response,
+    load,
+    with_receipt,
+)
+from service.http.schemas import JoinRequest, NewInvitation, SeatGranted
+from service.play import Loaded
+
+JOIN_REQUEST = JoinRequest()
+NEW_INVITATION = NewInvitation()
+SEAT_GRANTED = SeatGranted()
+
+
+@api.post("/games/<game_id>/players")
+def join_game(game_id: str) -> Response:
+    """
+    ---
+    post:
+      tags:
+      - play
+      operationId: joinGame
+      parameters:
+      - GameId
+      - IdempotencyKey
+      summary: Take a seat
+      description: |
+        Takes the first free seat (seats are numbered from 0 in joining order; a seat left
+        before the start is free again) under `name`.
+        The answer holds the seat's bearer token: **it is shown only once** and cannot be
+        recovered (the service stores only its hash); send it as
+        `Authorization: Bearer <token>` to view the game as this seat and to make its moves.
+        Taking the last seat starts the game and deals the first round (`started: true`).
+        Seats reserved for bots are never yours: a bot takes its seat right after the seat
+        before it, so taking the last free seat for a person may start the game too.
+
+        **Names.** The name is NFC-normalised and stripped of surrounding spaces (the answer's
+        `name` is the name as recorded), then must have 1–32 visible characters and no
+        control, format (direction overrides, zero-width spaces), line/paragraph separator or
+        invisible characters (`422 invalid_name`; `details.reason` is one of `control`,
+        `format`, `separator`, `invisible`, `not_text`, `too_many_marks`, `blank`,
+        `too_long`). A name that looks like another seat's (bots' included) once case, width
+        and compatibility forms are folded and a few look-alike letters (Cyrillic `а`, Greek
+        `ο`, `0` for `o`, `1` for `l`) are mapped is `409 name_taken` (`details.seat`).
+
+        **Private games** need `invitation`: the invitation from the answer that created the
+        game (`403 invitation_required` without it, `invalid_invitation` for another one or a
+        revoked one).
+
+        **Limits.** Per address: joins per minute across games and into one game
+        (`429 rate_limited`), and seats in at most 10 games that have not started
+        (`409 too_many_waiting_games`); see the README's settings.
+      security: []
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema: {$ref: '#/components/schemas/JoinRequest'}
+            examples:
+              public:
+                summary: A public game
+                value:
+                  name: Ada
+              private:
+                summary: A private game, with its invitation
+                value:
+                  name: Ada
+                  invitation: 3Hh0-qk1lQdVtq0pB8Rr3s9Xn2Vh6cWmZ1o5aYbKe7U
+      responses:
+        '201':
+          description: The seat is yours. Keep the token.
+          headers:
+            Location:
+              $ref: '#/components/headers/GameLocation'
+            Idempotent-Replayed:
+              $ref: '#/components/headers/IdempotentReplayed'
+            Cardroom-Receipt:
+              $ref: '#/components/headers/Receipt'
+          content:
+            application/json:
+              schema: {$ref: '#/components/schemas/SeatGranted'}
+          links:
+            MakeMove:
+              description: The new seat's move, with its token.
+              operationId: makeMove
+              parameters:
+                game_id: $response.body#/game_id
+                header.Authorization: Bearer {$response.body#/token}
+            GetGameAsSeat:
+              operationId: getGame
+              parameters:
+                game_id: $response.body#/game_id
+                header.Authorization: Bearer {$response.body#/token}
+        '400': BadBody
+        '404': GameNotFound
+        '403':
+          description: |
+            - `invitation_required`: the game is private and the body has no `invitation`;
+            - `invalid_invitation`: not the game's invitation, or its creator revoked it.
+          content:
+            application/problem+json:
+              schema: {$ref: '#/components/schemas/JoinForbidden'}
+        '409':
+          description: |
+            - `game_full`: every seat is taken (the game has started or is over);
+            - `name_taken`: another seat's name looks the same as this one (`details.seat`);
+            - `too_many_waiting_games`: your address holds seats in as many games that have
+              not started as it may (`CARDROOM_WAITING_GAMES_PER_ADDRESS`, default 10);
+            - `game_cancelled`: the game was cancelled, its seats did not fill in time
+              (`CARDROOM_FILL_SECONDS`); create or join another;
+            - `too_many_conflicts`: the game changed under this request too many times in a
+              row (heavy contention); send it again after `Retry-After` seconds.
+            - `idempotency_key_in_use`: a request with this `Idempotency-Key` is still
+              running; send it again after `Retry-After` seconds.
+          headers:
+            Retry-After:
+              $ref: '#/components/headers/RetryAfter'
+          content:
+            application/problem+json:
+              schema: {$ref: '#/components/schemas/JoinConflict'}
+        '422':
+          description: |
+            - `invalid_name`: `name` is not a name; `details.reason` says why (see above);
+            - `idempotency_key_reused`: this `Idempotency-Key` came with another request.
+          content:
+            application/problem+json:
+              schema: {$ref: '#/components/schemas/JoinUnprocessable'}
+        '413': BodyTooLarge
+        '415': UnsupportedMediaType
+        '429': RateLimited
+        '500': InternalError
+        '503': DatabaseUnavailable
+    """
+    gid = game_id_of(game_id)
+    body = JOIN_REQUEST.load(json_body())
+    load(gid)
+    keyed = idempotency.begin()
+    if keyed is not None and keyed.stored is not None:
+        return idempotency.replayed(rejoined(gid, keyed))
+    invitation = auth.check_invitation(games(), gid, body.get("invitation"))
+    token = auth.new_token()
+    record = None if keyed is None else keyed.record(secret=token)
+    client = games().keys.client_hash(request.remote_addr or "")
+    seat, loaded = games().join(
+        gid,
+        body["name"],
+        auth.token_hash(token),
+        record,
+        client,
+        abuse.waiting_games_limit(),
+        invitation=invitation,
+    )
+    return seat_granted(gid, seat, token, loaded)
+
+
+def rejoined(gid: UUID, keyed: idempotency.Keyed) -> Response:
+    """A join's first answer again: its token was kept, sealed under the key, with its receipt."""
+    token = keyed.stored_secret()
+    assert token is not None
+    seat = games().store.seat_for_token(gid, auth.token_hash(token))
+    assert seat is not None  # the receipt was written with the seat's row
+    return seat_granted(gid, seat, token, as_it_was(keyed))
+
+
+def seat_granted(gid: UUID, seat: int, token: str, loaded: Loaded) -> Response:
+    granted = {
+        "game_id": gid,
+        "seat": seat,
+        "name": loaded.state.names[seat],  # as the rules recorded it (domain/names.py)
+        "token": token,
+        "token_type": "Bearer",
+        "started": games().started(loaded),  # bots may take the seats after this one
+    }
+    return with_receipt(SEAT_GRANTED.dump(granted), loaded, 201, Location=game_url(gid))
+
+
+@api.delete("/games/<game_id>/invitation")
+def revoke_invitation(game_id: str) -> Response:
+    """
+    ---
+    delete:
+      tags:
+      - games
+      operationId: revokeInvitation
+      parameters:
+      - GameId
+      summary: Revoke a private game's invitation
+      description: |
+        With the creator token (`Authorization: Bearer <creator_token>`, from the answer that
+        created the private game), the invitation stops working: joining with it is refused
+        with `403 invalid_invitation`. Seats already taken stay taken. Revoking a revoked
+        invitation changes nothing. `POST` issues a new one.
+      security:
+      - bearerAuth: []
+      responses:
+        '204':
+          description: The invitation no longer works.
+        '401': CreatorUnauthorized
+        '403': NotTheCreator
+        '404': GameNotFound
+        '409': GameNotPrivate
+        '500': InternalError
+        '503': DatabaseUnavailable
+    """
+    gid = game_id_of(game_id)
+    load(gid)
+    private = auth.require_creator(games(), gid)
+    if private.invitation_hash is not None:  # revoking a revoked invitation changes nothing
+        games().invitations.change(gid, None)
+    return Response(status=204)
+
+
+@api.post("/games/<game_id>/invitation")
+def new_invitation(game_id: str) -> Response:
+    """
+    ---
+    post:
+      tags:
+      - games
+      operationId: newInvitation
+      parameters:
+      - GameId
+      - IdempotencyKey
+      summary: Issue a new invitation to a private game
+      description: |
+        With the creator token (`Authorization: Bearer <creator_token>`), a new invitation
+        replaces the one in force (or a revoked one): the old one stops working. It is shown
+        only in this answer (and to a retry with the same `Idempotency-Key`); the service keeps
+        its hash.
+      security:
+      - bearerAuth: []
+      responses:
+        '201':
+          description: The new invitation.
+          headers:
+            Idempotent-Replayed:
+              $ref: '#/components/headers/IdempotentReplayed'
+          content:
+            application/json:
+              schema: {$ref: '#/components/schemas/NewInvitation'}
+        '401': CreatorUnauthorized
+        '403': NotTheCreator
+        '404': GameNotFound
+        '409': GameNotPrivate
+        '500': InternalError
+        '503': DatabaseUnavailable
+    """
+    gid = game_id_of(game_id)
+    loaded = load(gid)
+    auth.require_creator(games(), gid)
+    keyed = idempotency.begin()  # after authentication: a key is looked up for its client only
+    if keyed is not None and keyed.stored is not None:
+        token = keyed.stored_secret()
+        assert token is not None
+        return idempotency.replayed(invitation_issued(gid, token))
+    token = auth.new_token()
+    record = None if keyed is None else (keyed.record(secret=token), loaded.version)
+    games().invitations.change(gid, auth.token_hash(token), record)
+    return invitation_issued(gid, token)
+
+
+def invitation_issued(gid: UUID, token: str) -> Response:
+    body = {"game_id": gid, "invitation": invitation_body(gid, token)}
+    return json_response(NEW_INVITATION.dump(body), 201)
