@@ -115,7 +115,7 @@ def published(url: str) -> dict[str, Any]:
     return receipts.public_keys(response.json())
 
 
-def test_first_start_makes_keys_for_a_new_database_only_and_says_so(
+def test_first_start_makes_keys_for_a_new_database_only_a_restart_keeps_them(
     fresh_database: str, tmp_path: Path
 ) -> None:
     path = tmp_path / "host-a" / "keys.json"
@@ -125,7 +125,13 @@ def test_first_start_makes_keys_for_a_new_database_only_and_says_so(
         ring = ring_in(path)
         assert {kid: row[1] for kid, row in recorded(fresh_database).items()} == ring.ids()
         with ApiClient(served.url) as api:
-            game_in_play(api)
+            game, player, receipt = game_in_play(api)
+    # The container recreated, its keys volume kept: the game goes on, nothing new is made.
+    with cardroom_serve(fresh_database, env=keys_env(path)) as served:
+        assert not any("created new keys" in line for line in served.log)
+        with ApiClient(served.url) as api:
+            pick(api.clone(token=player.token), game)
+            assert receipts.verify(receipt, published(served.url)) == receipt
     # The database is no longer new: a host with no keys refuses, and makes none.
     elsewhere = tmp_path / "host-b" / "keys.json"
     line = refused_start(fresh_database, keys_env(elsewhere))
