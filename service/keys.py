@@ -4,13 +4,15 @@ The keys are a JWK Set with their private members (RFC 7517/8037): ``{"keys": [.
 signing key is ``{"kty": "OKP", "crv": "Ed25519", "x", "d", "kid", "use": "sig"}`` and a seed key
 ``{"kty": "oct", "k", "kid", "use": "enc", "alg": "A256GCM"}``. They come from
 ``CARDROOM_KEYS`` (the document itself, e.g. from a secret store) or else from the file
-``CARDROOM_KEYS_FILE`` (default ``./data/keys/keys.json``), created with a fresh pair on first
-use.
+``CARDROOM_KEYS_FILE`` (default ``./data/keys/keys.json``). Nothing here creates them on the
+way: ``cardroom keys init`` does, or the first start against a brand-new database
+(service/key_registry.py, which also checks them against the key ids the database has used).
 
-Rotation: ``cardroom keys --rotate`` appends a new pair; the last key of each use is the active
+Rotation: ``cardroom keys rotate`` appends a new pair; the last key of each use is the active
 one (it signs, it seals new seeds), the others keep verifying old receipts and opening old seeds.
-A signing key retired for good keeps only its public part (drop ``d``): it is still published.
-A seed key may go once no game sealed under it is still in play (seeds are revealed at the end).
+Retirement (``cardroom keys retire KID``): a signing key keeps only its public part (it stays
+published), a seed key goes (allowed once no game sealed under it is still in play).
+Errors never quote the document: it is secret.
 """
 
 from __future__ import annotations

@@ -36,7 +36,7 @@ from domain.decider import (
     Viewer,
     commitment,
 )
-from service import autoplay, errors, faults, metrics
+from service import autoplay, errors, faults, key_registry, metrics
 from service import keys as service_keys
 from service.games.registry import GameAdapter, load_games
 from service.store.deadlines import Deadlines
@@ -125,6 +125,11 @@ class GameService:
     @keys.setter
     def keys(self, ring: service_keys.Keyring) -> None:
         self._keys = ring
+
+    def published_keys(self) -> dict[str, Any]:
+        """The JWK Set of every signing key whose receipts must still verify: this ring's and
+        every one the database recorded, rotated and retired ones included."""
+        return key_registry.published(self.store.pool, self.keys)
 
     # --- queries ---------------------------------------------------------------------------
 

