@@ -21,6 +21,7 @@ EVERYTHING = {
     "service.errors",
     "service.faults",
     "service.keys",
+    "service.key_registry",
     "service.store",
     "service.games",
     "service.autoplay",
@@ -40,6 +41,8 @@ ALLOWED = {
     "service.errors": {"domain"},
     "service.faults": {"service.settings"},  # test-only fault points, inert unless switched on
     "service.keys": {"domain", *BASE},  # the signing and sealing keys, kept outside the database
+    # Which key ids the database has used (issue 27): this host's keys checked against PostgreSQL.
+    "service.key_registry": {"domain", "service.keys", *BASE},
     "service.store": {"domain", "service.errors", "service.store", *BASE},
     "service.games": {"domain", "service.bodies", "service.games"},
     "service.autoplay": {"domain", "service.games"},
@@ -52,6 +55,7 @@ ALLOWED = {
         "service.autoplay",
         "service.faults",
         "service.keys",
+        "service.key_registry",
     },
     # Rematches (issue 29): the service layer's commands, on top of play.py's.
     "service.rematch": {*BASE, "domain", "service.errors", "service.store", "service.play"},
