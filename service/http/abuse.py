@@ -107,7 +107,7 @@ def _limits(app: Flask) -> None:
         app=app,
         # memory: per process, swept inline (limit_storage.py); else Redis, for the service
         storage_uri=uri if shared else f"{limit_storage.SCHEME}://",
-        storage_options=REDIS_OPTIONS if shared else {},
+        storage_options=REDIS_OPTIONS if shared else None,
         in_memory_fallback_enabled=shared,  # Redis down: count per process meanwhile
         default_limits=[],
         headers_enabled=False,  # Retry-After on 429 only (below); no X-RateLimit-* chatter
@@ -154,7 +154,7 @@ def _without_hooks(app: Flask, limiter: Limiter) -> None:
 
 
 REDIS_TIMEOUT_SECONDS = 0.25  # a Redis that does not answer costs a request at most this
-REDIS_OPTIONS = {
+REDIS_OPTIONS: dict[str, Any] = {  # seconds (limits passes them to redis-py)
     "socket_timeout": REDIS_TIMEOUT_SECONDS,
     "socket_connect_timeout": REDIS_TIMEOUT_SECONDS,
 }

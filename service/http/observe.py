@@ -22,6 +22,7 @@ from flask import Blueprint, Flask, Response, current_app, g, request
 from service import logs, metrics
 from service.http.routes.common import json_response
 from service.http.schemas import Liveness
+from service.settings import settings
 from service.store import budget
 from service.store.events import EventStore
 
@@ -47,9 +48,11 @@ def register(app: Flask, store: EventStore) -> None:
     # its values on every call, the same few combinations every time.
     latency: dict[tuple[str, str, int], Any] = {}
 
+    seconds = settings().request_budget  # read once: every request asks
+
     @app.before_request
     def _start() -> None:
-        budget.start()  # everything it waits for in the database ends by then
+        budget.start(seconds)  # everything it waits for in the database ends by then
         g.started = time.perf_counter()
         g.request_id = request_id()
         view_args = request.view_args
