@@ -39,6 +39,7 @@ from domain.decider import (
 from service import autoplay, errors, faults, metrics
 from service import keys as service_keys
 from service.games.registry import GameAdapter, load_games
+from service.store import signatures
 from service.store.deadlines import Deadlines
 from service.store.events import (
     EventStore,
@@ -98,6 +99,8 @@ class GameService:
         self.store = store  # the primary: every write, and the reads that must be current
         self.replicas = replicas or Replicas([])  # hot standbys for reads (service/store/replicas)
         self.keys = keys or service_keys.load()
+        if store.signer is None:  # a finished game is signed once, as its last event is appended
+            store.signer = self.keys.receipt
         # How long a started game's turn may wait for a seat before the greedy bot takes the
         # seat over, and a waiting game for its seats before it is cancelled (clock.py sweeps).
         self.stall_seconds = stall_seconds
@@ -325,6 +328,10 @@ class GameService:
         if not past:
             self._deadlines.put(loaded.id, (turn, deadline))
         return deadline
+
+    def final_signature(self, game_id: UUID) -> dict[str, Any] | None:
+        """The receipt signed once when the game finished (service/store/signatures.py)."""
+        return signatures.stored(self.store, game_id)
 
     def receipt(self, loaded: Loaded) -> dict[str, Any]:
         """The service's signed receipt for the game's last event (domain/receipts.py)."""

@@ -86,6 +86,10 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="add a new signing key and seed key, active from the next start; old ones stay valid",
     )
+    commands.add_parser(
+        "sign-finished",
+        help="sign the finished games that have no stored signature (finished before 0014)",
+    )
     replay = commands.add_parser("replay", help="print a game turn by turn from its export")
     replay.add_argument(
         "source", metavar="FILE|URL", help="an export, or http(s)://host/games/<id>"
@@ -337,6 +341,10 @@ def _main(argv: Sequence[str] | None) -> int:
         return _audit(args)
     elif args.command == "keys":
         return _keys(args.rotate)
+    elif args.command == "sign-finished":
+        from service.cli.sign_finished import sign_finished_command
+
+        return sign_finished_command()
     elif args.command == "replay":
         from service.cli.replay import replay_command
 

@@ -26,9 +26,16 @@ from psycopg.types.json import Jsonb
 from psycopg_pool import ConnectionPool
 
 from domain.chain import GENESIS, event_hash
-from domain.decider import GAME_CANCELLED, GAME_ENDED, GAME_STARTED, SEAT_LEFT, Event
+from domain.decider import (
+    FINAL_EVENTS,
+    GAME_CANCELLED,
+    GAME_ENDED,
+    GAME_STARTED,
+    SEAT_LEFT,
+    Event,
+)
 from service import metrics
-from service.store import db, idempotency_records, invitations
+from service.store import db, idempotency_records, invitations, signatures
 from service.store.idempotency_records import IdempotencyRecord
 from service.store.recent import Recent
 
@@ -217,10 +224,12 @@ WHERE s.client = %s AND s.game_id <> %s AND NOT EXISTS (
 
 
 @lru_cache(maxsize=128)
-def _append_query(rows: int, seat: bool, deadline: bool, record: bool) -> str:
+def _append_query(
+    rows: int, seat: bool, deadline: bool, record: bool, signature: bool = False
+) -> str:
     """The statement of an ``append`` of that shape: built once, not composed per append.
-    Its parameters: the seat row's, the deadline row's, the record's (those given, in that
-    order), then each event row's."""
+    Its parameters: the seat row's, the deadline row's, the record's, the signature's (those
+    given, in that order), then each event row's."""
     append = _APPEND.format(values=", ".join(["(%s, %s, %s, %s, %s, %s)"] * rows))
     with_rows = [
         row
@@ -228,6 +237,7 @@ def _append_query(rows: int, seat: bool, deadline: bool, record: bool) -> str:
             (_SEAT_ROW, seat),
             (_DEADLINE_ROW, deadline),
             (idempotency_records.ROW, record),
+            (signatures.ROW, signature),
         )
         if wanted
     ]
@@ -253,8 +263,12 @@ def _rows(
 class EventStore:
     """All reads and writes of games. Thread-safe: each call takes its own pooled connection."""
 
-    def __init__(self, pool: ConnectionPool) -> None:
+    def __init__(self, pool: ConnectionPool, signer: signatures.Signer | None = None) -> None:
         self.pool = pool
+        # Signs the event that finishes a game, once, in the statement that appends it (the
+        # game service sets it: service/play.py). Without one, no signature is written, and
+        # the finished game's exports and audits say so.
+        self.signer = signer
         # The last (version, hash) seen of recent games: the next append links to it without
         # reading it back (events never change, so a remembered hash stays true).
         self._heads: Recent[UUID, tuple[int, str]] = Recent(4096)
@@ -313,6 +327,9 @@ class EventStore:
                     cur.execute(_DEADLINE_INSERT, (game_id, *deadline))
                 if record is not None:
                     cur.execute(idempotency_records.INSERT, record.params(game_id, len(rows)))
+                signature = self._final_signature(game_id, rows, events)
+                if signature is not None:
+                    cur.execute(signatures.INSERT, signature)
         except errors.UniqueViolation as exc:
             if exc.diag.constraint_name == "games_pkey":
                 raise GameExists(game_id) from exc
@@ -351,8 +368,13 @@ class EventStore:
             raise ValueError("nothing to append")
         previous = self.hash_at(game_id, expected_version)
         rows = _rows(game_id, expected_version + 1, previous, events)
+        signature = self._final_signature(game_id, rows, events)
         query = _append_query(
-            len(rows), seat_token is not None, deadline is not None, record is not None
+            len(rows),
+            seat_token is not None,
+            deadline is not None,
+            record is not None,
+            signature is not None,
         )
         params: list[Any] = []
         if seat_token is not None:
@@ -361,6 +383,8 @@ class EventStore:
             params += [game_id, *deadline]
         if record is not None:
             params += record.params(game_id, expected_version + len(rows))
+        if signature is not None:
+            params += signature
         params += [value for row in rows for value in row]
         # One statement, hence atomic even in autocommit, in one round trip.
         metrics.APPENDS.inc()
@@ -381,6 +405,16 @@ class EventStore:
         metrics.EVENTS_APPENDED.inc(len(events))
         metrics.count_seat_changes(events)
         return expected_version + len(events)
+
+    def _final_signature(
+        self, game_id: UUID, rows: Sequence[tuple[Any, ...]], events: Sequence[Event]
+    ) -> list[Any] | None:
+        """The signature row's values when ``events`` finish the game (service/store/
+        signatures.py); None when they do not, or without a signer."""
+        if self.signer is None or events[-1].type not in FINAL_EVENTS:
+            return None
+        version, digest = rows[-1][1], rows[-1][-1]
+        return signatures.row(self.signer, game_id, version, digest, events[-1].data)
 
     @staticmethod
     def _append_invited(
