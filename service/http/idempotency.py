@@ -48,8 +48,9 @@ from psycopg_pool import ConnectionPool
 from service import faults, metrics
 from service.http.problems import Problem
 from service.settings import settings
-from service.store import db, idempotency_records
+from service.store import budget, db, idempotency_records
 from service.store.events import StoreUnavailable
+from service.store.failures import unavailable
 from service.store.idempotency_records import IdempotencyRecord, Stored
 
 log = logging.getLogger(__name__)
@@ -276,9 +277,9 @@ class Locks:
         pool = self.pool()
         try:
             # Short while the database is known to be down: a 503 at once, not after a wait.
-            conn = pool.getconn(timeout=db.connection_timeout(self._source))
+            conn = pool.getconn(timeout=budget.connection_wait(self._source))
         except psycopg.OperationalError as exc:  # PoolTimeout, PoolClosed
-            raise StoreUnavailable(str(exc)) from exc
+            raise unavailable(exc) from exc
         try:
             conn.execute("SELECT pg_advisory_lock(%s)", (lock_id,))
         except psycopg.errors.LockNotAvailable:
@@ -293,7 +294,7 @@ class Locks:
         except psycopg.Error as exc:
             pool.putconn(conn)
             db.note_unreachable(self._source, exc)
-            raise StoreUnavailable(str(exc)) from exc
+            raise unavailable(exc) from exc
         return conn
 
     def release(self, conn: psycopg.Connection[Any], lock_id: int) -> None:

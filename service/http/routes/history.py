@@ -8,6 +8,7 @@ from uuid import UUID
 
 from flask import Response, request
 
+from domain import receipts
 from domain.audit import audit
 from domain.decider import FINAL_EVENTS, Viewer
 from service.http import auth
@@ -373,5 +374,5 @@ def _audit(gid: UUID, receipts_given: list[Any]) -> Response:
         )
     lines: list[Any] = [EXPORT_LINE.dump(export_line(gid, r, r.data, r.hash)) for r in records]
     lines.append(checkpoint_line(gid))  # the signature stored when the game finished
-    keys = games().keys.public
+    keys = receipts.public_keys(games().published_keys())
     return json_response(AUDIT_REPORT.dump(audit(lines, keys=keys, receipts=receipts_given)))
