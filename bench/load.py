@@ -72,6 +72,10 @@ class Options:
     outage_seconds: float = 3.0
     fault_after: float = 0.4  # the fault comes once this share of the picks is acknowledged
     seed: int | None = None
+    request_timeout: float = 10.0  # a client gives up on an answer after this (then resends)
+    # On a refused or timed-out request, a client turns to the next host (as a load balancer
+    # that health-checks its hosts would): several hosts, one of them cut off or restarting.
+    next_host_on_failure: bool = False
 
 
 @dataclass
@@ -89,6 +93,10 @@ class Stats:
     # Every pick a client sent, answered or not: (game, round, turn, seat) -> the cards chosen.
     chosen: dict[tuple[str, int, int, int], set[tuple[str, ...]]] = field(default_factory=dict)
     replayed: int = 0
+    # Every answer: (when it came, seconds it took, status, has Retry-After, what was asked).
+    answers: list[tuple[float, float, int, bool, str]] = field(default_factory=list)
+    # Every request that got no answer: (when it was given up, host, why).
+    no_answers: list[tuple[float, str, str]] = field(default_factory=list)
 
     def add(self, **counts: int) -> None:
         with self.lock:
@@ -264,6 +272,18 @@ class Server:
             return ""
 
 
+def _kind(method: str, path: str) -> str:
+    """What a request of the load asks for, in a word (the answers' tally)."""
+    if method == "POST":
+        return {"moves": "pick", "players": "join"}.get(path.rsplit("/", 1)[-1], "create")
+    if "wait_after=" in path:
+        return "long poll"
+    for part in ("events", "audit"):
+        if f"/{part}" in path:
+            return part
+    return "view"
+
+
 def _get(port: int, path: str, timeout: float, host: str = "127.0.0.1") -> Answer:
     conn = http.client.HTTPConnection(host, port, timeout=timeout)
     try:
@@ -287,6 +307,7 @@ class Client:
         self.run, self.rng = run, rng
         self.address = address or run.addresses[0]  # the host this client talks to
         self.conn: http.client.HTTPConnection | None = None
+        self.attempt_at = 0.0  # when the latest attempt of a request was sent
 
     def close(self) -> None:
         if self.conn is not None:
@@ -305,7 +326,7 @@ class Client:
         self, method: str, path: str, body: bytes | None, headers: dict[str, str], timeout: float
     ) -> Answer:
         conn = self._connection(timeout)
-        started = time.monotonic()
+        started = self.attempt_at = time.monotonic()
         try:
             conn.request(method, path, body, headers)
             response = conn.getresponse()
@@ -318,6 +339,9 @@ class Client:
         self.run.stats.add(requests=1)
         with self.run.stats.lock:
             self.run.stats.statuses[response.status] += 1
+            retry = "Retry-After" in answer_headers
+            answer = (started + elapsed, elapsed, response.status, retry, _kind(method, path))
+            self.run.stats.answers.append(answer)
             if answer_headers.get("Idempotent-Replayed") == "true":
                 self.run.stats.replayed += 1
         if response.status >= 500:
@@ -353,7 +377,7 @@ class Client:
         token: str | None = None,
         key: str | None = None,
         chaos: bool = False,
-        timeout: float = 10.0,
+        timeout: float | None = None,
     ) -> Answer:
         """The request's final answer: resent (same key) after a dropped connection, a refused
         connection (server restarting), a timeout, a 503 or any answer with Retry-After."""
@@ -368,13 +392,15 @@ class Client:
             headers["Idempotency-Key"] = key
         if chaos:
             self._chaos(method, path, body, headers)
+        timeout = timeout or self.run.options.request_timeout
         for attempt in range(1000):
             if self.run.past_deadline():
                 break
             try:
                 status, answer_headers, parsed = self._once(method, path, body, headers, timeout)
-            except (OSError, http.client.HTTPException):
+            except (OSError, http.client.HTTPException) as exc:
                 self.run.stats.add(retries=1)
+                self._failed(exc)
                 time.sleep(min(1.0, 0.05 * 2 ** min(attempt, 5)) * self.rng.uniform(0.5, 1.0))
                 continue
             retry_after = answer_headers.get("Retry-After")
@@ -385,6 +411,15 @@ class Client:
                 continue
             return status, answer_headers, parsed
         raise Unreachable(f"{method} {path}: no answer within the run's deadline")
+
+    def _failed(self, exc: BaseException) -> None:
+        """A request got no answer: noted; the next attempt goes to the next host if asked."""
+        with self.run.stats.lock:
+            host = f"{self.address[0]}:{self.address[1]}"
+            self.run.stats.no_answers.append((time.monotonic(), host, type(exc).__name__))
+        addresses = self.run.addresses
+        if self.run.options.next_host_on_failure and self.address in addresses:
+            self.address = addresses[(addresses.index(self.address) + 1) % len(addresses)]
 
     def post(self, path: str, payload: Any, token: str | None = None) -> Answer:
         """A POST with a fresh key; with a chosen share of chaos (resent after a lost answer) or
@@ -463,7 +498,8 @@ def play_seat(run: Run, game: str, index: int) -> None:
             run.choose(game, view["round"], view["turn"], seat, (card,))
             status, _, moved = client.post(f"{game}/moves", {**turn, "cards": [card]}, token)
             if 200 <= status < 300:
-                run.acknowledge(game, view["round"], view["turn"], seat, (card,))
+                sent = client.attempt_at
+                run.acknowledge(game, view["round"], view["turn"], seat, (card,), sent)
             elif status not in (409, 422):  # 409: picked already, or the turn moved on
                 run.problem(f"POST {game}/moves: {status} {moved}")
                 return
@@ -508,8 +544,16 @@ class Run:
             self.stats.chosen.setdefault((game, round_, turn, seat), set()).add(cards)
 
     def acknowledge(
-        self, game: str, round_: int, turn: int, seat: int, cards: tuple[str, ...]
+        self,
+        game: str,
+        round_: int,
+        turn: int,
+        seat: int,
+        cards: tuple[str, ...],
+        sent: float | None = None,
     ) -> None:
+        """A pick answered 2xx; ``sent``: when the attempt that got the answer was sent (a pick
+        sent before the service came back does not count as its first one after)."""
         now = time.monotonic()
         with self.stats.lock:
             key = (game, round_, turn, seat)
@@ -517,7 +561,12 @@ class Run:
                 self.problems.append(f"two different picks acknowledged for {key}")
             self.stats.acked[key] = (cards, now)
             fault = self.fault
-            if fault is not None and fault.back_at and fault.first_pick_after is None:
+            if (
+                fault is not None
+                and fault.back_at
+                and fault.first_pick_after is None
+                and (sent is None or sent >= fault.back_at)
+            ):
                 fault.first_pick_after = now - fault.back_at
             if len(self.stats.acked) >= self.options.fault_after * self.expected_picks:
                 self.fault_trigger.set()

@@ -6,6 +6,8 @@ The database server is the one ``DATABASE_URL`` names, else the embedded Postgre
 
 - the domain (simulation and fold, no database; context) and the engine's instructions per game
   (callgrind): the guard that it does not grow past ``ENGINE_GUARD``;
+- the PettingZoo environment's steps beside the engine's own random play (bench/env_bench.py,
+  issue 30: the wrapper costs at most 25 %);
 - **goal 1, server CPU per request** (bench/request_cpu.py): one gunicorn worker of ``cardroom
   serve`` (its defaults: gevent, rate limits and the access log on) beside one of a bare Flask
   app (bench/bare_flask.py: one route, a small JSON object, gunicorn's gevent worker, the same
@@ -43,7 +45,7 @@ from typing import Any
 
 import psycopg
 
-from bench import domain_bench, growth, http_bench, request_cpu, store_bench
+from bench import domain_bench, env_bench, growth, http_bench, request_cpu, store_bench
 from service.store import db
 
 BASELINE_REV = "e2a53c3"  # main when issue 32's work began: "today's code"
@@ -59,13 +61,13 @@ ENGINE_GUARD = 5_710_000  # instructions per random 4-player game: must not grow
 Goal = tuple[str, str, str, bool]  # what, measured, goal, met
 
 
-def engine_instructions(games: int) -> int | None:
+def engine_instructions(games: int, workload: str = "game") -> int | None:
     if games <= 0 or shutil.which("valgrind") is None:
         return None
     script = Path(__file__).with_name("engine_instructions.sh")
     env = {**os.environ, "PYTHON": sys.executable}
     done = subprocess.run(
-        [str(script), str(games)], check=True, capture_output=True, text=True, env=env
+        [str(script), str(games), workload], check=True, capture_output=True, text=True, env=env
     )
     return int(done.stdout.split()[1])
 
@@ -151,6 +153,11 @@ def main() -> None:
     instructions = engine_instructions(int(env("BENCH_ENGINE_GAMES", "10")))
     if instructions is not None:
         print(f"engine: {instructions:,} instructions per random 4-player game (callgrind)")
+    wrapped = env_bench.run()  # issue 30: the PettingZoo environment beside the engine
+    print(env_bench.table(wrapped))
+    env_instructions = engine_instructions(int(env("BENCH_ENGINE_GAMES", "10")), "env")
+    if env_instructions is not None:
+        print(f"env: {env_instructions:,} instructions per the same game through the environment")
     print(f"\nserver: {http_bench.SERVER}; rate limits counted in {http_bench.limits_storage()}")
     admin = db.database_url()
     with source_tree(args.baseline) as baseline:
@@ -228,6 +235,13 @@ def main() -> None:
                 instructions <= ENGINE_GUARD,
             )
         )
+    if instructions is not None and env_instructions is not None:
+        over = env_instructions / instructions - 1
+        what = "env: instructions per step over the engine's"
+    else:  # no valgrind: CPU seconds, interleaved (noisier)
+        over, what = wrapped["overhead"], "env: CPU per step over the engine's"
+    most = env_bench.GOAL_OVERHEAD
+    goals.append((what, f"{over:+.1%}", f"<= +{most:.0%}", over <= most))
     print(
         f"\nbare Flask: {bare:.3f} ms of server CPU per request; pick p50 {alone.p50_ms:.3f} ms,"
         f" INSERT p50 {alone.floor_p50_ms:.3f} ms (interleaved)"

@@ -21,23 +21,20 @@ DISTRIBUTION: dict[str, str | None] = {
     "turn_deadlines": "game_id",
     "private_games": "game_id",  # migration 0009: a private game's creator token hash
     "invitations": "game_id",  # its invitations, looked up by game only
-    # A client's (scope, key), not a game's: POST /games has no game yet. Distributed by its
-    # own key, never joined with the game tables.
-    "idempotency_keys": None,
+    "game_signatures": "game_id",  # 0014: a finished game's signature, one row per game
+    "rematches": "game_id",  # migration 0016: a finished game's rematch (no key on the new game)
+    "rematch_seats": "game_id",  # the finished game's seats that took a seat in it
+    # Written in the same statement as the events of the request it records (migration 0015).
+    "idempotency_keys": "game_id",
     "alembic_version": None,  # one row: a local table of the coordinator
     "readiness_probe": None,  # /readyz's scratch row (0011): a local table of the coordinator
+    "key_ids": None,  # the service's key ids (0012): a few rows, a reference table
 }
 
-# Keys of distributed tables without the distribution column: what has to change, and why it
-# is there today (docs/scaling.md says the same).
-EXCEPTIONS = {
-    # The store's global order (a single identity sequence): per shard, unique
-    # (game_id, position) or dropped; nothing reads events across games by position.
-    "events_position_key": "UNIQUE (position)",
-    # Tokens are looked up without their game only to answer 403 not_your_game: unique
-    # (game_id, token_hash) and that lookup becomes a query of every shard (an error path).
-    "seats_token_hash_key": "UNIQUE (token_hash)",
-}
+# Keys of distributed tables without the distribution column: none since migration 0015 (the
+# idempotency records, events' global position and seats' token hash included the game's id
+# only in part before). A new one must be named here with its reason, and in docs/scaling.md.
+EXCEPTIONS: dict[str, str] = {}
 
 
 def keys(conn: psycopg.Connection[Any]) -> list[tuple[str, str, str, list[str]]]:

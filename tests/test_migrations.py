@@ -7,8 +7,9 @@ import sys
 import uuid
 
 import psycopg
+from alembic.script import ScriptDirectory
 
-from service.store.db import ROOT, drop_database, ensure_database
+from service.store.db import ROOT, alembic_config, drop_database, ensure_database
 
 
 def test_concurrent_migrations_apply_once(database_url: str) -> None:
@@ -29,16 +30,20 @@ def test_concurrent_migrations_apply_once(database_url: str) -> None:
             tables = conn.execute(
                 "SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY 1"
             ).fetchall()
-        assert versions == [("0011",)]
+        assert versions == [(ScriptDirectory.from_config(alembic_config(url)).get_current_head(),)]
         assert [t for (t,) in tables] == [
             "alembic_version",
             "events",
             "game_secrets",
+            "game_signatures",
             "games",
             "idempotency_keys",
             "invitations",
+            "key_ids",
             "private_games",
             "readiness_probe",
+            "rematch_seats",
+            "rematches",
             "seats",
             "turn_deadlines",
         ]
@@ -85,5 +90,53 @@ def test_events_recorded_before_the_hash_chain_get_their_hashes(database_url: st
             for v, t, s, d, h in rows
         ]
         assert len(lines) == 3 and first_break(lines) is None
+    finally:
+        drop_database(database_url, name)
+
+
+def test_colocation_by_game_goes_down_and_up_again(database_url: str) -> None:
+    """Migration 0015 (every key of a game's rows includes its id) undone and redone on a
+    database with rows: the old keys come back, and the new ones hold what they must."""
+    from alembic import command
+
+    from service.store.db import alembic_config
+
+    name = f"cardroom_migrate_{uuid.uuid4().hex[:8]}"
+    url = ensure_database(database_url, name)
+    try:
+        config = alembic_config(url)
+        command.upgrade(config, "head")
+        game = uuid.uuid4()
+        with psycopg.connect(url) as conn:
+            conn.execute("INSERT INTO games (id, game) VALUES (%s, 'sushi-go')", (game,))
+            conn.execute(
+                "INSERT INTO seats (game_id, seat, token_hash) VALUES (%s, 0, %s)",
+                (game, b"t" * 32),
+            )
+        command.downgrade(config, "0011")
+        command.upgrade(config, "head")
+        with psycopg.connect(url) as conn:
+            keys = conn.execute(
+                "SELECT conname FROM pg_constraint WHERE conname IN"
+                " ('idempotency_keys_pkey', 'seats_game_token_hash_key', 'events_position_key')"
+                " ORDER BY 1"
+            ).fetchall()
+            assert keys == [("idempotency_keys_pkey",), ("seats_game_token_hash_key",)]
+            columns = conn.execute(
+                "SELECT a.attname FROM pg_index i JOIN pg_attribute a"
+                " ON a.attrelid = i.indrelid AND a.attnum = ANY (i.indkey)"
+                " WHERE i.indexrelid = 'idempotency_keys_pkey'::regclass ORDER BY 1"
+            ).fetchall()
+            assert [c for (c,) in columns] == ["game_id", "key", "scope"]
+            # A token is unique within its game.
+            try:
+                conn.execute(
+                    "INSERT INTO seats (game_id, seat, token_hash) VALUES (%s, 1, %s)",
+                    (game, b"t" * 32),
+                )
+            except psycopg.errors.UniqueViolation as exc:
+                assert exc.diag.constraint_name == "seats_game_token_hash_key"
+            else:
+                raise AssertionError("a token taken twice in one game was accepted")
     finally:
         drop_database(database_url, name)

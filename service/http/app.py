@@ -10,7 +10,7 @@ from flask import Flask
 from psycopg_pool import ConnectionPool
 
 from service.games.registry import load_games
-from service.http import abuse, idempotency, observe, problems
+from service.http import abuse, idempotency, observe, problems, proxies, readiness
 from service.http.connections import ConnectionSettings, OpenStreams
 from service.http.json_provider import OrjsonProvider
 from service.http.leaving import leaving_api
@@ -21,10 +21,11 @@ from service.http.web_page import web
 from service.live import clock
 from service.live import hub as live
 from service.play import GameService
+from service.rematch import Rematcher
 from service.resources import OPENAPI
 from service.settings import settings
-from service.store import replicas
-from service.store.events import EventStore, db
+from service.store import db, replicas
+from service.store.events import EventStore
 
 OPENAPI_PATH = OPENAPI  # the contract, served at GET /openapi.yaml
 MAX_BODY_BYTES = 16 * 1024  # a move is a few hundred bytes; anything near this is not one
@@ -86,6 +87,7 @@ def create_app(
         stall_seconds=app.config["CARDROOM_STALL_SECONDS"],
         fill_seconds=app.config["CARDROOM_FILL_SECONDS"],
     )
+    app.extensions["cardroom_rematches"] = Rematcher(games)
     sweeper = app.extensions["cardroom_clock"] = clock.Sweeper(
         games, app.config["CARDROOM_CLOCK_INTERVAL"] or clock.DEFAULT_INTERVAL
     )
@@ -95,12 +97,14 @@ def create_app(
     # Request ids, log context, metrics; /livez /readyz /metrics. First, so that it sees every
     # request, stored answers replayed included, and stamps each with its own request id.
     observe.register(app, games.store)
+    readiness.register(app, games.store)  # GET /readyz; others add their checks to it
     # Next: its after_request runs before observe's, so it stores responses as sent.
     idempotency.register(app, pool)
     # The hub listens for appends on its own connection, from its first use on (streams and
     # long polls): routes-only apps and plain reads never open it.
     hub = live.Hub(lambda: str(pool.conninfo))
     atexit.register(hub.stop)
+    games.store.on_new_database(hub.forget)  # it vouches for versions of the old one no more
     app.extensions["cardroom_live"] = hub
     connections = app.extensions["cardroom_connections"] = ConnectionSettings.from_env()
     # The per-address cap on streams and long polls; app config CARDROOM_STREAMS_PER_ADDRESS
@@ -114,4 +118,6 @@ def create_app(
     app.register_blueprint(leaving_api)
     app.register_blueprint(web)  # the page at /: static files, a client of the API above
     abuse.register(app)  # rate limits on creating and joining games; CORS if configured
+    # Client addresses from X-Forwarded-For, from trusted proxies only (app config overrides).
+    proxies.install(app, app.config.get("CARDROOM_TRUSTED_PROXIES", settings().trusted_proxies))
     return app

@@ -1,0 +1,448 @@
+"""A Patroni cluster as an operator runs it (Debian's ``patroni`` and ``etcd-server``): on each
+host of a bench/ha_net.py switch, an etcd member and a Patroni member that runs PostgreSQL 15
+under it. Patroni holds the leader key in etcd; the leader's PostgreSQL takes the writes; the
+others stream from it, one of them synchronous (``synchronous_mode``). When the leader's key
+expires (its host died or was cut off), a synchronous standby is promoted; a leader that cannot
+renew its key demotes itself (fencing); an old leader that comes back is rewound (``pg_rewind``)
+or cloned again and follows the new one. No step is ours: we only start the daemons.
+
+The service reaches the leader with a libpq multi-host URL over the three hosts and
+``target_session_attrs=read-write``: only the leader accepts a read-write session.
+
+Everything lives in one temporary folder; ``close`` stops every process it started.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import json
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import psutil
+import psycopg
+
+from bench.ha_net import NetHost, Switch
+from bench.pg_cluster import server_user
+
+PG_BIN = Path("/usr/lib/postgresql/15/bin")
+DATABASE = "cardroom"
+PG_PORT, API_PORT, ETCD_CLIENT, ETCD_PEER = 5432, 8008, 2379, 2380  # each host has its own
+# Timing (Patroni's dynamic settings): a leader renews its key every LOOP_WAIT seconds, keeps it
+# TTL seconds, and demotes itself when it cannot renew for RETRY_TIMEOUT (fencing happens before
+# the key expires: LOOP_WAIT + 2 x RETRY_TIMEOUT <= TTL, Patroni's rule).
+TTL, LOOP_WAIT, RETRY_TIMEOUT = 5, 1, 2
+# The control plane (etcd, Patroni) runs before the load on a busy machine, as an operator gives
+# it priority: a starved etcd misses heartbeats and elects again and again. (PostgreSQL started
+# by Patroni inherits it: the whole member is favoured over the drill's clients and hosts.)
+PRIORITY = ("nice", "-n", "-10")
+DEBIAN_PACKAGES = ("patroni", "etcd-server", "etcd-client", "postgresql-15")
+
+
+def available() -> str | None:
+    """Why this cannot run here, or None."""
+    for tool in ("/usr/bin/patroni", "/usr/bin/etcd", str(PG_BIN / "postgres")):
+        if not Path(tool).exists():
+            return f"{tool} is missing: apt-get install {' '.join(DEBIAN_PACKAGES)}"
+    return None
+
+
+@dataclass
+class Member:
+    index: int
+    host: NetHost
+    folder: Path
+    etcd: subprocess.Popen[bytes] | None = None
+    patroni: subprocess.Popen[bytes] | None = None
+
+    @property
+    def name(self) -> str:
+        return f"pg{self.index}"
+
+    @property
+    def data(self) -> Path:
+        return self.folder / "data"
+
+    def api(self, path: str, method: str = "GET", body: Any = None, timeout: float = 2) -> Any:
+        """Patroni's REST API on this host: (status, parsed body)."""
+        data = None if body is None else json.dumps(body).encode()
+        request = urllib.request.Request(
+            f"http://{self.host.address}:{API_PORT}{path}", data=data, method=method
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=timeout) as response:
+                text = response.read().decode()
+                status = response.status
+        except urllib.error.HTTPError as error:
+            text, status = error.read().decode(), error.code
+        with contextlib.suppress(ValueError):
+            return status, json.loads(text)
+        return status, text
+
+    def postmaster(self) -> psutil.Process | None:
+        try:
+            pid = int((self.data / "postmaster.pid").read_text().split()[0])
+            return psutil.Process(pid)
+        except (OSError, ValueError, IndexError, psutil.NoSuchProcess):
+            return None
+
+    def url(self, database: str = DATABASE) -> str:
+        return f"postgresql://postgres@{self.host.address}:{PG_PORT}/{database}"
+
+
+class PatroniCluster:
+    def __init__(self, switch: Switch, root: Path | None = None, *, fsync: bool = True) -> None:
+        self.switch, self.fsync = switch, fsync
+        self.user = server_user() or "postgres"
+        self.root = root or Path(tempfile.mkdtemp(prefix="cardroom-ha-"))
+        shutil.chown(self.root, self.user)
+        self.members = [
+            Member(i, host, self.root / f"pg{i}") for i, host in enumerate(switch.hosts)
+        ]
+
+    # --- configuration ------------------------------------------------------------------------
+
+    def _etcd_command(self, member: Member) -> list[str]:
+        a = member.host.address
+        peers = ",".join(f"e{m.index}=http://{m.host.address}:{ETCD_PEER}" for m in self.members)
+        return [
+            *member.host.prefix, *PRIORITY, "etcd", "--name", f"e{member.index}",
+            "--data-dir", str(member.folder / "etcd"),
+            "--listen-client-urls", f"http://{a}:{ETCD_CLIENT},http://127.0.0.1:{ETCD_CLIENT}",
+            "--advertise-client-urls", f"http://{a}:{ETCD_CLIENT}",
+            "--listen-peer-urls", f"http://{a}:{ETCD_PEER}",
+            "--initial-advertise-peer-urls", f"http://{a}:{ETCD_PEER}",
+            "--initial-cluster", peers, "--initial-cluster-state", "new",
+            "--initial-cluster-token", self.root.name,
+            # etcd's defaults: an election after 1 s of silence. A new etcd leader extends every
+            # lease by that much (Patroni's leader key included): a longer timeout delays the
+            # failover when the host cut off held both leaders.
+            "--heartbeat-interval", "100", "--election-timeout", "1000",
+            "--logger", "zap", "--log-level", "warn",
+        ]  # fmt: skip
+
+    def _patroni_config(self, member: Member) -> dict[str, Any]:
+        a = member.host.address
+        trust = ["local all all trust", "host all all 0.0.0.0/0 trust"]
+        trust.append("host replication all 0.0.0.0/0 trust")
+        parameters = {
+            "max_connections": 200,
+            "shared_buffers": "64MB",
+            "fsync": "on" if self.fsync else "off",
+            "wal_level": "replica",
+            "hot_standby": "on",
+            "wal_log_hints": "on",  # pg_rewind
+            "wal_receiver_status_interval": "1s",
+            # A cut-off peer is given up in seconds: a demoting leader's shutdown does not wait
+            # a minute for its walsenders, and standbys turn to the new leader sooner.
+            "wal_sender_timeout": "5s",
+            "wal_receiver_timeout": "5s",
+            "hot_standby_feedback": "on",
+            "archive_mode": "on",
+            "archive_command": f"test ! -f {self.archive}/%f && cp %p {self.archive}/%f",
+        }
+        return {
+            "scope": "cardroom",
+            "name": member.name,
+            "log": {"level": "INFO", "dir": str(member.folder), "file_num": 1},
+            "restapi": {"listen": f"{a}:{API_PORT}", "connect_address": f"{a}:{API_PORT}"},
+            "etcd3": {"hosts": [f"{m.host.address}:{ETCD_CLIENT}" for m in self.members]},
+            "bootstrap": {
+                "dcs": {
+                    "ttl": TTL,
+                    "loop_wait": LOOP_WAIT,
+                    "retry_timeout": RETRY_TIMEOUT,
+                    "maximum_lag_on_failover": 1048576,
+                    # A leader whose PostgreSQL crashed fails over at once to the synchronous
+                    # standby (nothing acknowledged is lost) rather than recovering in place.
+                    "primary_start_timeout": 0,
+                    "synchronous_mode": True,
+                    "synchronous_mode_strict": False,
+                    "postgresql": {
+                        "use_pg_rewind": True,
+                        "remove_data_directory_on_rewind_failure": True,
+                        "remove_data_directory_on_diverged_timelines": True,
+                        "parameters": parameters,
+                    },
+                },
+                "initdb": [{"encoding": "UTF8"}, {"locale": "C.UTF-8"}, "data-checksums"],
+                "pg_hba": trust,
+            },
+            "postgresql": {
+                "listen": f"{a},127.0.0.1:{PG_PORT}",
+                "connect_address": f"{a}:{PG_PORT}",
+                "data_dir": str(member.data),
+                "bin_dir": str(PG_BIN),
+                "pgpass": str(member.folder / "pgpass"),
+                # A new standby's clone starts at once (not after a spread checkpoint).
+                "basebackup": [{"checkpoint": "fast"}],
+                "authentication": {
+                    "superuser": {"username": "postgres"},
+                    "replication": {"username": "postgres"},
+                    "rewind": {"username": "postgres"},
+                },
+                "parameters": {"unix_socket_directories": str(member.folder)},
+                "pg_hba": trust,
+            },
+            "tags": {"nofailover": False, "noloadbalance": False},
+        }
+
+    @property
+    def archive(self) -> Path:
+        """The WAL archive every member's archive_command copies to (a shared folder here;
+        a bucket or a backup host in production)."""
+        return self.root / "wal-archive"
+
+    # --- running ----------------------------------------------------------------------------
+
+    def _popen(self, member: Member, argv: list[str], log: str) -> subprocess.Popen[bytes]:
+        with (member.folder / log).open("ab") as out:
+            return subprocess.Popen(argv, stdout=out, stderr=out, start_new_session=True)
+
+    def start(self, timeout: float = 90) -> PatroniCluster:
+        """etcd on every host, then Patroni on every host; until a leader takes writes and a
+        synchronous standby streams from it; then the database is created and migrated."""
+        self.archive.mkdir()
+        shutil.chown(self.archive, self.user)
+        for member in self.members:
+            member.folder.mkdir()
+            shutil.chown(member.folder, self.user)
+            member.etcd = self._popen(member, self._etcd_command(member), "etcd.log")
+        for member in self.members:
+            self.start_patroni(member)
+        leader = self.wait_leader(timeout)
+        with psycopg.connect(leader.url("postgres"), autocommit=True) as conn:
+            conn.execute(f"CREATE DATABASE {DATABASE}")
+        from service.store import db
+
+        db.migrate(leader.url())
+        self.wait_sync(timeout)
+        return self
+
+    def start_patroni(self, member: Member) -> None:
+        config = member.folder / "patroni.json"  # YAML is a superset of JSON
+        config.write_text(json.dumps(self._patroni_config(member)))
+        shutil.chown(config, self.user)
+        argv = [*member.host.prefix, *PRIORITY, "runuser", "-u", self.user, "--", "patroni"]
+        argv.append(str(config))
+        member.patroni = self._popen(member, argv, "patroni.out")
+
+    def dcs(self) -> dict[str, Any]:
+        """The cluster's keys in etcd (the truth Patroni acts on), read through the first etcd
+        member that answers with a quorum behind it: key (after the scope's prefix) -> value.
+        (A member's own REST API may answer from a stale cache while it is cut off.)"""
+        prefix = b"/service/cardroom/"
+        body = {
+            "key": base64.b64encode(prefix).decode(),
+            "range_end": base64.b64encode(prefix[:-1] + b"0").decode(),  # "/" + 1
+        }
+        for member in self.members:
+            request = urllib.request.Request(
+                f"http://{member.host.address}:{ETCD_CLIENT}/v3/kv/range",
+                data=json.dumps(body).encode(),
+                method="POST",
+            )
+            try:
+                with urllib.request.urlopen(request, timeout=1) as response:
+                    kvs = json.loads(response.read()).get("kvs", [])
+            except (OSError, ValueError):
+                continue
+            found = {}
+            for kv in kvs:
+                key = base64.b64decode(kv["key"])[len(prefix) :].decode()
+                value = base64.b64decode(kv.get("value", "")).decode()
+                with contextlib.suppress(ValueError):
+                    value = json.loads(value)
+                found[key] = value
+            return found
+        return {}
+
+    def roles(self) -> dict[str, tuple[str, str]]:
+        """name -> (role, state) as the members last wrote them in etcd."""
+        keys = self.dcs()
+        return {
+            name.removeprefix("members/"): (value.get("role", ""), value.get("state", ""))
+            for name, value in keys.items()
+            if name.startswith("members/") and isinstance(value, dict)
+        }
+
+    def leader(self) -> Member | None:
+        """The member holding the leader key, if its PostgreSQL runs."""
+        keys = self.dcs()
+        name = keys.get("leader")
+        state = keys.get(f"members/{name}", {})
+        if isinstance(name, str) and isinstance(state, dict) and state.get("state") == "running":
+            return self.member(name)
+        return None
+
+    def member(self, name: str) -> Member:
+        return next(m for m in self.members if m.name == name)
+
+    def sync_standby(self) -> Member | None:
+        """The standby Patroni made synchronous, if it runs."""
+        keys = self.dcs()
+        sync = keys.get("sync", {})
+        name = sync.get("sync_standby") if isinstance(sync, dict) else None
+        state = keys.get(f"members/{name}", {})
+        if isinstance(name, str) and isinstance(state, dict) and state.get("state") == "running":
+            return self.member(name)
+        return None
+
+    def wait_leader(self, timeout: float, not_: Member | None = None) -> Member:
+        until = time.monotonic() + timeout
+        while time.monotonic() < until:
+            leader = self.leader()
+            if leader is not None and leader is not not_ and self.writable(leader):
+                return leader
+            time.sleep(0.2)
+        raise RuntimeError(f"no leader after {timeout:.0f} s: {self.roles()}")
+
+    def wait_sync(self, timeout: float) -> Member:
+        until = time.monotonic() + timeout
+        while time.monotonic() < until:
+            sync = self.sync_standby()
+            if sync is not None:
+                return sync
+            time.sleep(0.2)
+        raise RuntimeError(f"no synchronous standby after {timeout:.0f} s: {self.roles()}")
+
+    def whole(self) -> bool:
+        """Every other member streams from the leader, one of them synchronously (the leader's
+        own ``pg_stat_replication``), and Patroni names that one."""
+        leader, sync = self.leader(), self.sync_standby()
+        if leader is None or sync is None:
+            return False
+        rows = self.replication()
+        streaming = {name for name, state, _ in rows if state == "streaming"}
+        synchronous = {name for name, _, sync_state in rows if sync_state == "sync"}
+        others = {m.name for m in self.members if m is not leader}
+        return streaming == others and synchronous == {sync.name}
+
+    def wait_members(self, timeout: float) -> None:
+        """Until the cluster is whole again (a rejoined old leader included)."""
+        until = time.monotonic() + timeout
+        while time.monotonic() < until:
+            if self.whole():
+                return
+            time.sleep(0.25)
+        raise RuntimeError(
+            f"not every member is back after {timeout:.0f} s: {self.dcs()}; the leader's"
+            f" standbys: {self.replication()}"
+        )
+
+    def replication(self) -> list[tuple[Any, ...]]:
+        """The leader's pg_stat_replication (name, state, sync_state), for diagnostics."""
+        leader = self.leader()
+        if leader is None:
+            return []
+        query = "SELECT application_name, state, sync_state FROM pg_stat_replication"
+        try:
+            with psycopg.connect(leader.url("postgres"), connect_timeout=2) as conn:
+                return conn.execute(query).fetchall()
+        except psycopg.Error:
+            return []
+
+    @staticmethod
+    def writable(member: Member) -> bool:
+        try:
+            with psycopg.connect(member.url("postgres"), connect_timeout=2) as conn:
+                row = conn.execute("SELECT pg_is_in_recovery()").fetchone()
+                return row is not None and not row[0]
+        except psycopg.Error:
+            return False
+
+    def service_url(self) -> str:
+        """What every host's DATABASE_URL is: the three hosts, the one taking writes."""
+        hosts = ",".join(f"{m.host.address}:{PG_PORT}" for m in self.members)
+        return f"postgresql://postgres@{hosts}/{DATABASE}?target_session_attrs=read-write"
+
+    # --- faults -------------------------------------------------------------------------------
+
+    def kill_postmaster(self, member: Member) -> None:
+        """``kill -9`` of the postmaster only (its backends then exit, as PostgreSQL's do)."""
+        postmaster = member.postmaster()
+        if postmaster is not None:
+            postmaster.send_signal(signal.SIGKILL)
+
+    def kill_postgres(self, member: Member) -> None:
+        """``kill -9`` of the postmaster and every process of it, at once."""
+        postmaster = member.postmaster()
+        if postmaster is None:
+            return
+        victims = [postmaster, *postmaster.children(recursive=True)]
+        for process in victims:
+            with contextlib.suppress(psutil.NoSuchProcess):
+                process.send_signal(signal.SIGKILL)
+
+    def stop_member(self, member: Member) -> None:
+        """The whole member dies: Patroni and its PostgreSQL, kill -9 (etcd stays)."""
+        if member.patroni is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os_killpg(member.patroni.pid)
+            member.patroni.wait(timeout=30)
+            member.patroni = None
+        self.kill_postgres(member)
+
+    def switchover(self, to: Member | None = None) -> None:
+        leader = self.leader()
+        if leader is None:
+            raise RuntimeError("no leader to switch over from")
+        body = {"leader": leader.name, **({"candidate": to.name} if to else {})}
+        status, answer = leader.api("/switchover", "POST", body, timeout=60)
+        if status != 200:
+            raise RuntimeError(f"switchover refused: {status} {answer}")
+
+    # --- weight -------------------------------------------------------------------------------
+
+    def weight(self) -> dict[str, Any]:
+        """Processes and resident memory (MB) of etcd, Patroni and PostgreSQL, summed over hosts."""
+        sums: dict[str, list[float]] = {"etcd": [0, 0], "patroni": [0, 0], "postgres": [0, 0]}
+        for member in self.members:
+            roots: dict[str, psutil.Process | None] = {
+                "etcd": psutil.Process(member.etcd.pid) if member.etcd else None,
+                "patroni": psutil.Process(member.patroni.pid) if member.patroni else None,
+                "postgres": member.postmaster(),  # detached from Patroni (its own session)
+            }
+            for name, root in roots.items():
+                if root is None:
+                    continue
+                with contextlib.suppress(psutil.NoSuchProcess):
+                    for process in [root, *root.children(recursive=True)]:
+                        sums[name][0] += 1
+                        sums[name][1] += process.memory_info().rss / 2**20
+        return {k: {"processes": int(v[0]), "rss_mb": round(v[1], 1)} for k, v in sums.items()}
+
+    def close(self) -> None:
+        for member in self.members:
+            self.stop_member(member)
+            if member.etcd is not None:
+                with contextlib.suppress(ProcessLookupError):
+                    os_killpg(member.etcd.pid)
+                member.etcd.wait(timeout=30)
+                member.etcd = None
+        shutil.rmtree(self.root, ignore_errors=True)
+
+    def __enter__(self) -> PatroniCluster:
+        try:
+            return self.start()
+        except BaseException:
+            self.close()
+            raise
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def os_killpg(pid: int) -> None:
+    """SIGKILL to a process group we started (``start_new_session``)."""
+    import os
+
+    os.killpg(pid, signal.SIGKILL)
