@@ -148,14 +148,14 @@ def _without_hooks(app: Flask, limiter: Limiter) -> None:
     (default and blueprint limits: none), inject headers (off) and reset its bookkeeping (kept
     on the request's context, which ends with it): a sixth of `GET /livez`'s CPU for nothing
     (README, "Benchmarks")."""
-    every: tuple[dict[Any, list[Any]], ...] = (
+    tables: list[dict[Any, list[Any]]] = [
         app.before_request_funcs,
         app.after_request_funcs,
         app.teardown_request_funcs,
-    )
-    for hooks in every:
-        for scope, functions in hooks.items():
-            hooks[scope] = [f for f in functions if not _of(f, limiter)]
+    ]
+    for hooks in tables:
+        for functions in hooks.values():
+            functions[:] = [f for f in functions if not _of(f, limiter)]
 
 
 REDIS_TIMEOUT_SECONDS = 0.25  # a Redis that does not answer costs a request at most this
@@ -175,7 +175,7 @@ def _of(function: Any, limiter: Limiter) -> bool:
     """Whether ``function`` is one of ``limiter``'s hooks: a bound method or a partial."""
     bound = getattr(function, "__self__", None)
     args: tuple[Any, ...] = getattr(function, "args", ())
-    return bound is limiter or (bool(args) and args[0] is limiter)
+    return bound is limiter or (len(args) > 0 and args[0] is limiter)
 
 
 def waiting_games_limit() -> int:
