@@ -297,3 +297,38 @@ def test_events_resume_where_each_stream_ended(short_streams: Served) -> None:
     assert versions == list(range(1, final.version + 1))
     resumed = [after for after in opened if after]
     assert len(resumed) >= 2 and resumed == sorted(resumed, key=int)
+
+
+@pytest.mark.parametrize("with_secret", [True, False])
+def test_a_lost_join_is_replayed_with_its_token_from_another_network(
+    served: Served, with_secret: bool
+) -> None:
+    """The join's answer (its seat token) is lost, and its retry comes from another address
+    (127.0.0.2): the client's Idempotency-Secret gets it the first answer, token included.
+    Without the secret the service binds the token to the first address, and refuses it."""
+    joins: list[str] = []
+
+    def fault(request: httpx.Request) -> str | None:
+        if request.method == "POST" and request.url.path.endswith("/players"):
+            joins.append(request.headers["Idempotency-Key"])
+            return "lose" if len(joins) == 1 else "move"
+        return None
+
+    client, transport = faulty_client(served, fault, [])
+    if not with_secret:
+        client.idempotency_secret = None
+    with client:
+        game = client.create_game("sushi-go", 2)
+        if not with_secret:
+            with pytest.raises(CardroomError) as refused:
+                game.join("Hal")
+            assert refused.value.status == 422 and refused.value.code == "idempotency_key_reused"
+            return
+        seat = game.join("Hal")
+        assert len(joins) == 2 and len(set(joins)) == 1
+        sent = [r for r in transport.sent if r.url.path.endswith("/players")]
+        assert {r.headers["Idempotency-Secret"] for r in sent} == {client.idempotency_secret}
+        assert transport.answers[-1].headers.get("Idempotent-Replayed") == "true"
+        assert [s.name for s in seat.view().seats if s.taken] == ["Hal"]
+        seat.leave()  # the replayed token is the seat's: it gives the seat up
+        assert not any(s.taken for s in game.view().seats)

@@ -1,14 +1,18 @@
 """The client: one ``httpx`` session to a cardroom service, games and seats on it.
 
 The retry rule (the service's README): every ``POST`` carries a new random ``Idempotency-Key``
-(uuid4), the same on each retry of that request; a request is retried when it timed out or its
-connection dropped (it may or may not have taken effect: the key makes it take effect once),
-and after ``Retry-After`` seconds when answered ``429``, ``503`` or ``409 too_many_conflicts``.
-Every receipt an answer carries is verified against the service's keys as it arrives and kept
-(``client.receipts(game)``) for ``client.audit(game)``."""
+(uuid4: the service refuses guessable keys), the same on each retry of that request, and the
+client's ``Idempotency-Secret`` (one random value per ``Client``, never shown in an answer): an
+answer that holds a secret (a seat's token, an invitation) is replayed only to the client that
+sent that secret, whatever network the retry comes from. A request is retried when it timed out
+or its connection dropped (it may or may not have taken effect: the key makes it take effect
+once), and after ``Retry-After`` seconds when answered ``429``, ``503`` or
+``409 too_many_conflicts``. Every receipt an answer carries is verified against the service's
+keys as it arrives and kept (``client.receipts(game)``) for ``client.audit(game)``."""
 
 from __future__ import annotations
 
+import secrets
 import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
@@ -48,6 +52,9 @@ class Client:
         self.keys = KeySet(lambda: self.request("GET", "/.well-known/cardroom-keys").json())
         self.verify_receipts = verify_receipts
         self._receipts: dict[str, list[dict[str, Any]]] = {}
+        # Binds a replayed answer's secret to this client, not to its address (which changes
+        # when a phone moves from Wi-Fi to a mobile network between a request and its retry).
+        self.idempotency_secret: str | None = secrets.token_urlsafe(32)
 
     def close(self) -> None:
         self.http.close()
@@ -75,6 +82,8 @@ class Client:
         headers = {"Authorization": f"Bearer {token}"} if token else {}
         if method == "POST":
             headers["Idempotency-Key"] = str(uuid.uuid4())  # one key for every retry
+            if self.idempotency_secret:
+                headers["Idempotency-Secret"] = self.idempotency_secret
         for attempt in range(self.retries):
             try:
                 answer = self.http.request(method, path, json=json, headers=headers, params=params)
