@@ -332,3 +332,46 @@ def test_a_lost_join_is_replayed_with_its_token_from_another_network(
         assert [s.name for s in seat.view().seats if s.taken] == ["Hal"]
         seat.leave()  # the replayed token is the seat's: it gives the seat up
         assert not any(s.taken for s in game.view().seats)
+
+
+def test_a_finished_games_rematch_is_followed_and_taken(served: Served) -> None:
+    """A game played to the end, then: a follower waiting for the rematch (follow_rematch) gets
+    it as soon as the player asks for one; the stream resumed after the game's last event
+    sends only the rematch's message (id ``<version>r``), read without fault; the player's
+    seat in the rematch is a working seat of the new game, under the same name."""
+    with Client(served.url) as client:
+        game = client.create_game("sushi-go", 2, bots=[BotSeat(1, "greedy")])
+        seat = game.join("Ivy")
+        with pytest.raises(CardroomError) as early:
+            seat.rematch()
+        assert early.value.status == 409 and early.value.code == "game_not_over"
+        (final,) = play_in_threads([seat])
+        assert final.status == "over"
+        waited: list[Any] = []
+        ended = threading.Event()
+
+        def wait_for_the_rematch() -> None:
+            for event in game.events(after=final.version - 1, follow_rematch=True):
+                waited.append(event)
+                ended.set()
+
+        follower = threading.Thread(target=wait_for_the_rematch)
+        follower.start()
+        assert ended.wait(30) and waited[0].type == "game_ended"
+        again = seat.rematch()
+        follower.join(30)
+        assert not follower.is_alive()
+        assert [e.type for e in waited] == ["game_ended", "rematch"]
+        announced = waited[-1]
+        assert announced.data["game_id"] == again.id and announced.data["proposed_by"] == 0
+        assert announced.version == final.version
+        # Resumed after the end: the rematch is all there is, then the iterator ends.
+        after_end = list(client.game(game.id).events(after=final.version))
+        assert [(e.type, e.data["game_id"]) for e in after_end] == [("rematch", again.id)]
+        # Without follow_rematch, reading from the start stops at the game's end.
+        assert list(game.events())[-1].type == "game_ended"
+        assert game.view().raw["rematch"]["game_id"] == again.id
+        view = again.view()
+        assert again.id != game.id and view.status == "playing"
+        assert view.seats[again.seat].name == "Ivy" and view.seats[1].bot == "greedy"
+        assert view.you is not None and view.you.seat == again.seat

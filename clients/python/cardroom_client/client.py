@@ -190,9 +190,13 @@ class Game:
         answer = self.client.request("GET", self.path, token=self.token, params=params)
         return parse_view(answer.json())
 
-    def events(self, after: int = 0) -> Iterator[Event]:
-        """Every event after version ``after``, live, until the game's last (see stream.py)."""
-        return follow(self.client, self.path, self.token, after)
+    def events(self, after: int = 0, *, follow_rematch: bool = False) -> Iterator[Event]:
+        """Every event after version ``after``, live, until the game's last (see stream.py).
+
+        A finished game's rematch, once proposed, comes last as an Event of type ``rematch``
+        (``data``: ``game_id``, ``proposed_by``, ``proposed_at``; ``version``: the game's last);
+        with ``follow_rematch`` the iterator waits for it after the game's end."""
+        return follow(self.client, self.path, self.token, after, follow_rematch)
 
     def join(self, name: str, invitation: str | None = None) -> Seat:
         body = {"name": name} | ({"invitation": invitation} if invitation else {})
@@ -218,6 +222,16 @@ class Seat(Game):
     def leave(self) -> None:
         """Give the seat up before the start."""
         self.client.request("POST", f"{self.path}/leave", token=self.token)
+
+    def rematch(self) -> Seat:
+        """A seat in this finished game's rematch (same rules, bots and table), which the first
+        player to ask creates: the new game's seat, under this seat's name, with its token.
+        Before the end: CardroomError ``409 game_not_over``."""
+        answer = self.client.request("POST", f"{self.path}/rematch", token=self.token)
+        granted = answer.json()
+        return Seat(
+            self.client, str(granted["game_id"]), granted["seat"], granted["name"], granted["token"]
+        )
 
     def resign(self) -> None:
         """Hand the seat to the service's greedy bot for the rest of the game."""
