@@ -32,7 +32,7 @@ class Faulty(httpx.BaseTransport):
         self.sent.append(request)
         fault = self.fault(request)
         if fault == "busy":
-            body = {"code": "database_unavailable", "detail": "injected"}
+            body = {"code": "database_unavailable", "detail": "injected", "cause": "down"}
             return httpx.Response(503, headers={"Retry-After": "0"}, json=body, request=request)
         inner = self.elsewhere if fault == "move" else self.inner
         answer = inner.handle_request(request)

@@ -146,6 +146,20 @@ def test_a_busy_answer_is_retried_after_its_retry_after(served: Served) -> None:
         assert game.view().status == "waiting"
 
 
+def test_a_503_that_outlasts_the_retries_says_its_cause(served: Served) -> None:
+    sleeps: list[float] = []
+    client, transport = faulty_client(
+        served, lambda r: "busy" if r.method == "POST" else None, sleeps
+    )
+    client.retries = 2
+    with client, pytest.raises(CardroomError) as refused:
+        client.create_game("sushi-go", 2)
+    assert len(transport.sent) == 2 and sleeps == [0.0]
+    error = refused.value
+    assert (error.status, error.code, error.cause) == (503, "database_unavailable", "down")
+    assert "(cause: down)" in str(error)
+
+
 @pytest.mark.parametrize("fault", ["forge", "mismatch"])
 def test_a_receipt_that_does_not_verify_is_refused(served: Served, fault: str) -> None:
     def inject(request: httpx.Request) -> str | None:
