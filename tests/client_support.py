@@ -17,11 +17,13 @@ class Faulty(httpx.BaseTransport):
     """Sends each request on to the server, unless ``fault(request)`` says otherwise:
     ``"busy"``: answer 503 with Retry-After 0 without sending it; ``"lose"``: send it, then
     lose the answer (a read timeout: the request took effect, the client cannot know);
+    ``"move"``: send it from another address (127.0.0.2: the client changed networks);
     ``"forge"``: alter the receipt's signature in the body (the header dropped);
     ``"mismatch"``: alter the receipt in the Cardroom-Receipt header only."""
 
     def __init__(self, fault: Fault) -> None:
         self.inner = httpx.HTTPTransport()
+        self.elsewhere = httpx.HTTPTransport(local_address="127.0.0.2")
         self.fault = fault
         self.sent: list[httpx.Request] = []
         self.answers: list[httpx.Response] = []
@@ -30,10 +32,11 @@ class Faulty(httpx.BaseTransport):
         self.sent.append(request)
         fault = self.fault(request)
         if fault == "busy":
-            body = {"code": "database_unavailable", "detail": "injected"}
+            body = {"code": "database_unavailable", "detail": "injected", "cause": "down"}
             return httpx.Response(503, headers={"Retry-After": "0"}, json=body, request=request)
-        answer = self.inner.handle_request(request)
-        if fault is None or request.url.path.endswith("/stream"):
+        inner = self.elsewhere if fault == "move" else self.inner
+        answer = inner.handle_request(request)
+        if fault in (None, "move") or request.url.path.endswith("/stream"):
             self.answers.append(answer)
             return answer
         answer.read()
@@ -51,3 +54,4 @@ class Faulty(httpx.BaseTransport):
 
     def close(self) -> None:
         self.inner.close()
+        self.elsewhere.close()

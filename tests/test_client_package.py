@@ -146,6 +146,20 @@ def test_a_busy_answer_is_retried_after_its_retry_after(served: Served) -> None:
         assert game.view().status == "waiting"
 
 
+def test_a_503_that_outlasts_the_retries_says_its_cause(served: Served) -> None:
+    sleeps: list[float] = []
+    client, transport = faulty_client(
+        served, lambda r: "busy" if r.method == "POST" else None, sleeps
+    )
+    client.retries = 2
+    with client, pytest.raises(CardroomError) as refused:
+        client.create_game("sushi-go", 2)
+    assert len(transport.sent) == 2 and sleeps == [0.0]
+    error = refused.value
+    assert (error.status, error.code, error.cause) == (503, "database_unavailable", "down")
+    assert "(cause: down)" in str(error)
+
+
 @pytest.mark.parametrize("fault", ["forge", "mismatch"])
 def test_a_receipt_that_does_not_verify_is_refused(served: Served, fault: str) -> None:
     def inject(request: httpx.Request) -> str | None:
@@ -297,3 +311,81 @@ def test_events_resume_where_each_stream_ended(short_streams: Served) -> None:
     assert versions == list(range(1, final.version + 1))
     resumed = [after for after in opened if after]
     assert len(resumed) >= 2 and resumed == sorted(resumed, key=int)
+
+
+@pytest.mark.parametrize("with_secret", [True, False])
+def test_a_lost_join_is_replayed_with_its_token_from_another_network(
+    served: Served, with_secret: bool
+) -> None:
+    """The join's answer (its seat token) is lost, and its retry comes from another address
+    (127.0.0.2): the client's Idempotency-Secret gets it the first answer, token included.
+    Without the secret the service binds the token to the first address, and refuses it."""
+    joins: list[str] = []
+
+    def fault(request: httpx.Request) -> str | None:
+        if request.method == "POST" and request.url.path.endswith("/players"):
+            joins.append(request.headers["Idempotency-Key"])
+            return "lose" if len(joins) == 1 else "move"
+        return None
+
+    client, transport = faulty_client(served, fault, [])
+    if not with_secret:
+        client.idempotency_secret = None
+    with client:
+        game = client.create_game("sushi-go", 2)
+        if not with_secret:
+            with pytest.raises(CardroomError) as refused:
+                game.join("Hal")
+            assert refused.value.status == 422 and refused.value.code == "idempotency_key_reused"
+            return
+        seat = game.join("Hal")
+        assert len(joins) == 2 and len(set(joins)) == 1
+        sent = [r for r in transport.sent if r.url.path.endswith("/players")]
+        assert {r.headers["Idempotency-Secret"] for r in sent} == {client.idempotency_secret}
+        assert transport.answers[-1].headers.get("Idempotent-Replayed") == "true"
+        assert [s.name for s in seat.view().seats if s.taken] == ["Hal"]
+        seat.leave()  # the replayed token is the seat's: it gives the seat up
+        assert not any(s.taken for s in game.view().seats)
+
+
+def test_a_finished_games_rematch_is_followed_and_taken(served: Served) -> None:
+    """A game played to the end, then: a follower waiting for the rematch (follow_rematch) gets
+    it as soon as the player asks for one; the stream resumed after the game's last event
+    sends only the rematch's message (id ``<version>r``), read without fault; the player's
+    seat in the rematch is a working seat of the new game, under the same name."""
+    with Client(served.url) as client:
+        game = client.create_game("sushi-go", 2, bots=[BotSeat(1, "greedy")])
+        seat = game.join("Ivy")
+        with pytest.raises(CardroomError) as early:
+            seat.rematch()
+        assert early.value.status == 409 and early.value.code == "game_not_over"
+        (final,) = play_in_threads([seat])
+        assert final.status == "over"
+        waited: list[Any] = []
+        ended = threading.Event()
+
+        def wait_for_the_rematch() -> None:
+            for event in game.events(after=final.version - 1, follow_rematch=True):
+                waited.append(event)
+                ended.set()
+
+        follower = threading.Thread(target=wait_for_the_rematch)
+        follower.start()
+        assert ended.wait(30) and waited[0].type == "game_ended"
+        again = seat.rematch()
+        follower.join(30)
+        assert not follower.is_alive()
+        assert [e.type for e in waited] == ["game_ended", "rematch"]
+        announced = waited[-1]
+        assert announced.data["game_id"] == again.id and announced.data["proposed_by"] == 0
+        assert announced.version == final.version
+        # Resumed after the end: the rematch is all there is, then the iterator ends.
+        after_end = list(client.game(game.id).events(after=final.version))
+        assert [(e.type, e.data["game_id"]) for e in after_end] == [("rematch", again.id)]
+        # Without follow_rematch, reading from the start stops at the game's end.
+        assert list(game.events())[-1].type == "game_ended"
+        assert game.view().raw["rematch"]["game_id"] == again.id
+        view = again.view()
+        assert again.id != game.id and view.status == "playing"
+        assert view.seats[again.seat].name == "Ivy" and view.seats[1].bot == "greedy"
+        assert view.you is not None and view.you.seat == again.seat

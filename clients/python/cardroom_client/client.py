@@ -1,14 +1,18 @@
 """The client: one ``httpx`` session to a cardroom service, games and seats on it.
 
 The retry rule (the service's README): every ``POST`` carries a new random ``Idempotency-Key``
-(uuid4), the same on each retry of that request; a request is retried when it timed out or its
-connection dropped (it may or may not have taken effect: the key makes it take effect once),
-and after ``Retry-After`` seconds when answered ``429``, ``503`` or ``409 too_many_conflicts``.
-Every receipt an answer carries is verified against the service's keys as it arrives and kept
-(``client.receipts(game)``) for ``client.audit(game)``."""
+(uuid4: the service refuses guessable keys), the same on each retry of that request, and the
+client's ``Idempotency-Secret`` (one random value per ``Client``, never shown in an answer): an
+answer that holds a secret (a seat's token, an invitation) is replayed only to the client that
+sent that secret, whatever network the retry comes from. A request is retried when it timed out
+or its connection dropped (it may or may not have taken effect: the key makes it take effect
+once), and after ``Retry-After`` seconds when answered ``429``, ``503`` or
+``409 too_many_conflicts``. Every receipt an answer carries is verified against the service's
+keys as it arrives and kept (``client.receipts(game)``) for ``client.audit(game)``."""
 
 from __future__ import annotations
 
+import secrets
 import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
@@ -48,6 +52,9 @@ class Client:
         self.keys = KeySet(lambda: self.request("GET", "/.well-known/cardroom-keys").json())
         self.verify_receipts = verify_receipts
         self._receipts: dict[str, list[dict[str, Any]]] = {}
+        # Binds a replayed answer's secret to this client, not to its address (which changes
+        # when a phone moves from Wi-Fi to a mobile network between a request and its retry).
+        self.idempotency_secret: str | None = secrets.token_urlsafe(32)
 
     def close(self) -> None:
         self.http.close()
@@ -75,6 +82,8 @@ class Client:
         headers = {"Authorization": f"Bearer {token}"} if token else {}
         if method == "POST":
             headers["Idempotency-Key"] = str(uuid.uuid4())  # one key for every retry
+            if self.idempotency_secret:
+                headers["Idempotency-Secret"] = self.idempotency_secret
         for attempt in range(self.retries):
             try:
                 answer = self.http.request(method, path, json=json, headers=headers, params=params)
@@ -181,9 +190,13 @@ class Game:
         answer = self.client.request("GET", self.path, token=self.token, params=params)
         return parse_view(answer.json())
 
-    def events(self, after: int = 0) -> Iterator[Event]:
-        """Every event after version ``after``, live, until the game's last (see stream.py)."""
-        return follow(self.client, self.path, self.token, after)
+    def events(self, after: int = 0, *, follow_rematch: bool = False) -> Iterator[Event]:
+        """Every event after version ``after``, live, until the game's last (see stream.py).
+
+        A finished game's rematch, once proposed, comes last as an Event of type ``rematch``
+        (``data``: ``game_id``, ``proposed_by``, ``proposed_at``; ``version``: the game's last);
+        with ``follow_rematch`` the iterator waits for it after the game's end."""
+        return follow(self.client, self.path, self.token, after, follow_rematch)
 
     def join(self, name: str, invitation: str | None = None) -> Seat:
         body = {"name": name} | ({"invitation": invitation} if invitation else {})
@@ -209,6 +222,16 @@ class Seat(Game):
     def leave(self) -> None:
         """Give the seat up before the start."""
         self.client.request("POST", f"{self.path}/leave", token=self.token)
+
+    def rematch(self) -> Seat:
+        """A seat in this finished game's rematch (same rules, bots and table), which the first
+        player to ask creates: the new game's seat, under this seat's name, with its token.
+        Before the end: CardroomError ``409 game_not_over``."""
+        answer = self.client.request("POST", f"{self.path}/rematch", token=self.token)
+        granted = answer.json()
+        return Seat(
+            self.client, str(granted["game_id"]), granted["seat"], granted["name"], granted["token"]
+        )
 
     def resign(self) -> None:
         """Hand the seat to the service's greedy bot for the rest of the game."""

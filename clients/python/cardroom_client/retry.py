@@ -10,14 +10,18 @@ RETRY_AFTER_CAP = 60.0  # seconds: a Retry-After longer than this is waited this
 
 
 class CardroomError(Exception):
-    """A request the service refused: its status and its problem+json (``code``, ``detail``)."""
+    """A request the service refused: its status and its problem+json (``code``, ``detail``;
+    ``cause`` on a ``503 database_unavailable``: ``down``, ``pool``, ``lock``, ``statement``,
+    ``standby``, ``read_only``, ``disk_full``; see the service's docs/errors.md)."""
 
     def __init__(self, status: int, problem: dict[str, Any], method: str, url: str) -> None:
         self.status = status
         self.problem = problem
         self.code: str = problem.get("code", "")
         self.detail: str = problem.get("detail", "")
-        super().__init__(f"{method} {url}: {status} {self.code}: {self.detail}")
+        self.cause: str | None = problem.get("cause")
+        because = f" (cause: {self.cause})" if self.cause else ""
+        super().__init__(f"{method} {url}: {status} {self.code}{because}: {self.detail}")
 
 
 def retry_after(response: httpx.Response, default: float = 1.0) -> float:

@@ -7,14 +7,19 @@ the fallback.
 - ``429 too_many_streams`` or ``503``: no stream is opened again before ``Retry-After``
   seconds. Meanwhile the game is followed by the long poll (``GET /games/{id}?wait_after=…``,
   then ``GET /games/{id}/events?after=…``); a long poll refused as well is waited out.
-- The read timeout is longer than the stream's heartbeat and the long poll's wait."""
+- The read timeout is longer than the stream's heartbeat and the long poll's wait.
+- A finished game's rematch comes as one more message (``event: rematch``, id ``<version>r``):
+  it is yielded as an Event of type ``rematch`` and ends the iterator; with ``follow_rematch``
+  the game's end does not, the stream (or the long poll's view) is followed until the rematch
+  is proposed. A message that is neither an event nor the rematch is skipped: a newer service
+  may send kinds this client does not know."""
 
 from __future__ import annotations
 
 import json
 import time
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import httpx
 
@@ -26,7 +31,16 @@ if TYPE_CHECKING:
 
 STREAM_TIMEOUT = httpx.Timeout(10.0, read=45.0)  # the server sends a heartbeat every 15 s
 MAX_FAILURES = 8  # connection failures in a row before giving up
-FINAL = ("game_ended", "game_cancelled")  # nothing follows them
+FINAL = ("game_ended", "game_cancelled")  # nothing follows them (but a rematch)
+REMATCH = "rematch"
+OVER_PAUSE = 5.0  # seconds between long polls of a finished game while waiting for its rematch
+
+
+def _done(event: Event, follow_rematch: bool) -> bool:
+    """Whether ``event`` is the last the iterator yields."""
+    if event.type == REMATCH or event.type == "game_cancelled":
+        return True
+    return event.type in FINAL and not follow_rematch
 
 
 def sse_messages(lines: Iterator[str]) -> Iterator[tuple[str, str, str]]:
@@ -51,12 +65,15 @@ def sse_messages(lines: Iterator[str]) -> Iterator[tuple[str, str, str]]:
                 data.append(value)
 
 
-def follow(client: Client, path: str, token: str | None, after: int) -> Iterator[Event]:
-    """Every event of the game at ``path`` after version ``after``, until its last."""
+def follow(
+    client: Client, path: str, token: str | None, after: int, follow_rematch: bool = False
+) -> Iterator[Event]:
+    """Every event of the game at ``path`` after version ``after``, until its last (and its
+    rematch's announcement)."""
     last, failures = after, 0
     while True:
         try:
-            answer = _open(client, path, token, last)
+            answer = _open(client, path, token, last, follow_rematch)
         except httpx.TransportError:
             failures += 1
             if failures >= MAX_FAILURES:
@@ -72,7 +89,7 @@ def follow(client: Client, path: str, token: str | None, after: int) -> Iterator
                     for event in _read(answer):
                         last, failures = event.version, 0
                         yield event
-                        if event.type in FINAL:
+                        if _done(event, follow_rematch):
                             return
                 except httpx.TransportError:
                     failures += 1
@@ -88,23 +105,53 @@ def follow(client: Client, path: str, token: str | None, after: int) -> Iterator
         for event in _poll(client, path, token, last, wait):
             last = event.version
             yield event
-            if event.type in FINAL:
+            if _done(event, follow_rematch):
                 return
 
 
 def _read(answer: httpx.Response) -> Iterator[Event]:
-    for _, _, data in sse_messages(answer.iter_lines()):
-        yield Event.from_json(json.loads(data))
+    for event_id, kind, data in sse_messages(answer.iter_lines()):
+        event = _message(event_id, kind, data)
+        if event is not None:
+            yield event
 
 
-def _open(client: Client, path: str, token: str | None, last: int) -> httpx.Response:
+def _message(event_id: str, kind: str, data: str) -> Event | None:
+    """The Event a stream's message stands for: an event of the log, the rematch's announcement
+    (its id: the game's last version then ``r``), or None for what this client does not know."""
+    try:
+        body = json.loads(data)
+    except ValueError:
+        return None
+    if not isinstance(body, dict):
+        return None
+    if kind == REMATCH:
+        version = event_id.removesuffix("r")
+        return Event(int(version) if version.isdigit() else 0, REMATCH, body, body)
+    if not isinstance(body.get("version"), int) or not isinstance(body.get("type"), str):
+        return None
+    return Event.from_json(body)
+
+
+def _rematch_of(view: dict[str, Any]) -> Event | None:
+    """The rematch a finished game's view announces, as the stream would send it."""
+    rematch = view.get("rematch")
+    if not isinstance(rematch, dict):
+        return None
+    return Event(int(view.get("version", 0)), REMATCH, rematch, rematch)
+
+
+def _open(
+    client: Client, path: str, token: str | None, last: int, follow_rematch: bool = False
+) -> httpx.Response:
     headers = {"Accept": "text/event-stream"}
     if token:
         headers["Authorization"] = f"Bearer {token}"
     if last:
         headers["Last-Event-ID"] = str(last)
+    params = {"follow_rematch": "true"} if follow_rematch else None
     request = client.http.build_request(
-        "GET", f"{path}/stream", headers=headers, timeout=STREAM_TIMEOUT
+        "GET", f"{path}/stream", headers=headers, params=params, timeout=STREAM_TIMEOUT
     )
     return client.http.send(request, stream=True)
 
@@ -128,6 +175,16 @@ def _poll(client: Client, path: str, token: str | None, last: int, wait: float) 
         for event in _page(client, path, headers, last):
             last = event.version
             yield event
+        if answer is None or refused:
+            continue
+        view = answer.json()
+        if view.get("status") in ("over", "cancelled") and view.get("version", 0) <= last:
+            rematch = _rematch_of(view)  # after the end, the rematch is all there may be
+            if rematch is not None:
+                yield rematch
+                return
+            # A finished game answers the long poll at once: pause instead of asking again.
+            client.sleep(max(0.0, min(OVER_PAUSE, deadline - time.monotonic())))
 
 
 def _page(client: Client, path: str, headers: dict[str, str], last: int) -> list[Event]:
