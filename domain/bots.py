@@ -59,11 +59,11 @@ def check_bots(
         if not name_rule and (not isinstance(bot.name, str) or not 1 <= len(bot.name) <= 40):
             raise rule_broken("invalid_bots", "a bot's name has 1 to 40 characters")
     if name_rule:
-        ordered = tuple(bot._replace(name=names.normalise(bot.name)) for bot in ordered)
-        looks = [names.skeleton(bot.name) for bot in ordered]
+        ordered = tuple(bot._replace(name=names.normalise(bot.name, name_rule)) for bot in ordered)
+        looks = [names.looks(bot.name, name_rule) for bot in ordered]
         for index, bot in enumerate(ordered):
-            if looks[index] in looks[:index]:
-                other = ordered[looks.index(looks[index])]
+            if alike := [j for j in range(index) if looks[j] & looks[index]]:
+                other = ordered[alike[0]]
                 raise rule_broken(
                     "invalid_bots",
                     f"the bots of seats {other.seat} and {bot.seat} have names that look the same",

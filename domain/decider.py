@@ -57,7 +57,7 @@ class Event(NamedTuple):
 
 # --- commands ---------------------------------------------------------------------------------
 
-NAME_RULE = 1  # the seat names rule new games are created under (domain/names.py)
+NAME_RULE = 2  # the seat names rule new games are created under (domain/names.py)
 
 
 class BotSeat(NamedTuple):
@@ -83,7 +83,8 @@ class CreateGame(NamedTuple):
     seed: bytes = b""
     bots: tuple[BotSeat, ...] = ()
     turn_seconds: int | None = None
-    name_rule: int = 1  # NAME_RULE; 0 re-decides a game created before names were checked
+    # NAME_RULE; 1: the light table before UTS #39; 0: a game created before names were checked
+    name_rule: int = 2
 
 
 class TakeSeat(NamedTuple):

@@ -95,8 +95,8 @@ def take_seat(log: Log[Any], command: TakeSeat, start: Start) -> None:
         raise conflict("game_full", "every seat of this game is taken")
     name = command.name
     if state.name_rule:
-        name = names.normalise(name)
-        names.check_unlike(name, seat_names(state))
+        name = names.normalise(name, state.name_rule)
+        names.check_unlike(name, seat_names(state), state.name_rule)
     log.record(Event(SEAT_TAKEN, {"seat": first_free(state.names), "name": name}))
     seat_bots(log, command.seed, start)
 

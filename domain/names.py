@@ -23,6 +23,13 @@ player types on purpose, not every glyph any font draws alike.
 
 Games created before this rule record no ``name_rule`` in ``game_created``: their names are not
 checked (their joins replay and audit as they were decided).
+
+**Rule 2** (``name_rule: 2``, games created since issue 31) follows Unicode Technical Standard
+#39 instead of the light table (domain/uts39.py): names look alike when their UTS #39 skeletons
+are equal, a name may not mix scripts beyond the "highly restrictive" profile (``mixed_scripts``),
+and default-ignorable code points that are not format characters (combining grapheme joiner,
+variation selectors outside an emoji, tags...) are refused as ``invisible``. Games created under
+rule 1 keep rule 1: their joins replay and audit as they were decided.
 """
 
 from __future__ import annotations
@@ -30,6 +37,7 @@ from __future__ import annotations
 import unicodedata
 from collections.abc import Iterable
 
+from . import uts39
 from .decider import DomainError, conflict, rule_broken
 
 MAX_LENGTH = 32  # visible characters
@@ -71,21 +79,34 @@ def invalid(reason: str, message: str) -> DomainError:
     return rule_broken("invalid_name", message, reason=reason)
 
 
-def normalise(text: str) -> str:
+def normalise(text: str, rule: int = 1) -> str:
     """``text`` as a name is recorded (NFC, surrounding spaces stripped), or ``invalid_name``
-    with ``details.reason`` saying why it cannot be one."""
+    with ``details.reason`` saying why it cannot be one under name rule ``rule``."""
     if text.isascii() and text.isprintable():  # most names: no character to look up (issue 15)
-        name = text.strip()  # printable ASCII holds no other blank, no mark, no joiner
-        if 0 < len(name) <= MAX_LENGTH:
+        name = text.strip()  # printable ASCII holds no other blank, no mark, no joiner, and
+        if 0 < len(name) <= MAX_LENGTH:  # one script (Latin) with Common characters
             return name  # what _checked returns for it (tests/test_names.py compares them)
-    return _checked(text)
+    return _checked(text, rule)
 
 
-def _checked(text: str) -> str:
+def _checked(text: str, rule: int = 1) -> str:
     """``normalise``, character by character."""
     name = unicodedata.normalize("NFC", text)
     for index, char in enumerate(name):
         _check_char(name, index, char, unicodedata.category(char))
+        if rule >= 2 and uts39.ignorable(name, index):
+            raise invalid(
+                "invisible",
+                f"a name cannot hold default-ignorable characters (U+{ord(char):04X} at"
+                f" position {index + 1}): they draw nothing",
+            )
+    if rule >= 2 and (scripts := uts39.mixed_scripts(name)):
+        raise invalid(
+            "mixed_scripts",
+            f"a name is written in one script ({' and '.join(scripts)} are mixed here); Latin"
+            " may only go with Han and Japanese kana, Han and Bopomofo, or Han and Hangul"
+            " (Unicode UTS #39, highly restrictive)",
+        )
     name = name.strip()  # only spaces are left to strip: every other blank is refused above
     visible, marks = 0, 0
     for char in name:
@@ -132,8 +153,10 @@ def _joins_emoji(name: str, index: int) -> bool:
     )
 
 
-def skeleton(name: str) -> str:
-    """What ``name`` looks like, for comparing names: equal skeletons look alike."""
+def skeleton(name: str, rule: int = 1) -> str:
+    """What ``name`` looks like under name rule ``rule``: equal skeletons look alike."""
+    if rule >= 2:
+        return uts39.skeleton(name)
     if name.isascii():  # NFKC leaves ASCII as it is, and casefolds it as lower() does
         return " ".join(name.lower().translate(CONFUSABLE).split())
     return _folded(name)
@@ -145,11 +168,18 @@ def _folded(name: str) -> str:
     return " ".join(folded.translate(CONFUSABLE).split())
 
 
-def check_unlike(name: str, taken: Iterable[tuple[int, str]]) -> None:
+def looks(name: str, rule: int = 1) -> frozenset[str]:
+    """``name``'s skeletons under name rule ``rule``: names look alike when they share one."""
+    if rule >= 2:
+        return uts39.skeletons(name)
+    return frozenset((skeleton(name),))
+
+
+def check_unlike(name: str, taken: Iterable[tuple[int, str]], rule: int = 1) -> None:
     """``name_taken`` if a seat of ``taken`` (seat, name) has a name that looks like ``name``."""
-    mine = skeleton(name)
+    mine = looks(name, rule)
     for seat, other in taken:
-        if skeleton(other) == mine:
+        if looks(other, rule) & mine:
             raise conflict(
                 "name_taken",
                 f"seat {seat} is already called {other!r}, which looks the same as this name;"

@@ -45,6 +45,14 @@ REFUSED = [
     ("e" + "\u0301" * 6, "too_many_marks"),  # zalgo
     ("x" * 33, "too_long"),
     ("🍣" * 33, "too_long"),
+    # name rule 2, Unicode UTS #39 (domain/uts39.py): issue 31
+    ("Alic\u0435", "mixed_scripts"),  # Latin with one Cyrillic e
+    ("\u0410lice", "mixed_scripts"),  # Cyrillic A, then Latin
+    ("\u0412\u03bfb", "mixed_scripts"),  # Cyrillic Ve, Greek omicron, Latin b
+    ("Ann\u034fLee", "invisible"),  # combining grapheme joiner: default-ignorable
+    ("Ann\ufe00", "invisible"),  # a variation selector after a letter
+    ("Ann\ufe0f", "invisible"),  # the emoji selector, not after an emoji
+    ("\u1820\u180b\u1821", "invisible"),  # a Mongolian free variation selector
 ]
 
 
@@ -87,7 +95,7 @@ def test_names_are_recorded_nfc_normalised_and_stripped(api: ApiClient, game: st
         " BOB ",  # case and spaces
         "ＢＯＢ",  # fullwidth (NFKC)
         "B0b",  # zero for o
-        "Вοb",  # Cyrillic Ve, Greek omicron
+        "\u0412\u041e\u0412",  # all Cyrillic: Ve, O, Ve
     ],
 )
 def test_two_seats_cannot_have_names_that_look_alike(
@@ -121,6 +129,65 @@ def test_bot_names_follow_the_same_rule(api: ApiClient, game: str) -> None:
     alike[1]["name"] = "rita"
     response = api.post("/games", {"game": game, "players": 2, "bots": alike})
     expect_problem(response, 422, "invalid_bots")
+
+
+# Names whose UTS #39 skeletons are equal, each written in one script (so rule 2 lets each be a
+# name), that the light table of rule 1 told apart.
+LOOKALIKES = [
+    ("BOB", "\u0392\u039f\u0392"),  # Greek capitals Beta, Omicron, Beta
+    ("Tom", "\u03a4\u039f\u039c"),  # Greek capitals Tau, Omicron, Mu
+    ("Ian", "1an"),  # capital I and digit one: both l
+    ("Ian", "lan"),
+]
+
+
+@pytest.mark.parametrize("game", GAMES)
+@pytest.mark.parametrize(("first", "second"), LOOKALIKES)
+def test_names_whose_uts39_skeletons_are_equal_cannot_both_sit(
+    api: ApiClient, game: str, first: str, second: str
+) -> None:
+    created = _create(api, game)
+    assert api.join(created["game_id"], first)["name"] == first
+    response = api.post(f"/games/{created['game_id']}/players", {"name": second})
+    problem = expect_problem(response, 409, "name_taken")
+    assert problem["errors"] == {"seat": 0}, problem
+
+
+@pytest.mark.parametrize("game", GAMES)
+@pytest.mark.parametrize(
+    ("name", "mixed"),
+    [
+        ("\u041c\u0430\u0440\u0438\u044f", "\u041ca\u0440\u0438\u044f"),  # Мария; a Latin a
+        ("\u674e\u96f7", "\u674e\u96f7\u0434"),  # 李雷; a Cyrillic letter after it
+        ("Tanaka \u592a\u90ce", "Tanaka \u592a\u90ce \u0434"),  # Latin with Han is allowed
+        ("\u0395\u03bb\u03ad\u03bd\u03b7", "\u0395\u03bb\u03ad\u03bda"),  # Ελένη; a Latin a
+    ],
+)
+def test_a_name_is_one_script_or_an_allowed_mix(
+    api: ApiClient, game: str, name: str, mixed: str
+) -> None:
+    """UTS #39's highly restrictive profile: a genuine one-script name is one, the same name
+    with a letter of another script is not."""
+    created = _create(api, game)
+    response = api.post(f"/games/{created['game_id']}/players", {"name": mixed})
+    problem = expect_problem(response, 422, "invalid_name")
+    assert problem["errors"] == {"reason": "mixed_scripts"}, problem
+    assert "mixed" in problem["detail"]
+    assert api.join(created["game_id"], name)["name"] == name
+    assert api.game(created["game_id"])["seats"][0]["name"] == name
+
+
+def test_the_uts39_skeleton_maps_confusables_to_their_prototype() -> None:
+    """UTS #39's skeletons, where the light table of rule 1 did not see the look-alike."""
+    assert skeleton("\u0410lice", 2) == skeleton("Alice", 2)  # Cyrillic A
+    assert skeleton("B\u03bfb", 2) == skeleton("Bob", 2)  # Greek omicron
+    assert skeleton("J0HN", 2) == skeleton("JOHN", 2) == skeleton("john", 2)  # zero, O
+    assert skeleton("I", 2) == skeleton("l", 2) == skeleton("1", 2) == skeleton("|", 2)
+    assert skeleton("\u0392\u039f\u0392", 2) == skeleton("BOB", 2)
+    assert skeleton("Zo\u00eb", 2) != skeleton("Zoe", 2)  # a diaeresis is still seen
+    assert skeleton("Ann Lee", 2) == skeleton("Ann  Lee", 2) != skeleton("AnnLee", 2)
+    assert skeleton("\u041c\u0430\u0440\u0438\u044f", 2) != skeleton("Maria", 2)
+    assert all(skeleton(a, 1) != skeleton(b, 1) for a, b in LOOKALIKES)  # rule 1 kept as was
 
 
 def test_the_skeleton_folds_what_looks_alike_and_keeps_what_does_not() -> None:
@@ -158,7 +225,7 @@ def _as_before_the_rule(events: list[Event], names: list[str]) -> list[Event]:
 )
 def test_games_recorded_before_the_rule_still_replay_and_audit(game: Game[Any], play: Any) -> None:
     events = play(random.Random(20))
-    assert events[0].data["name_rule"] == 1
+    assert events[0].data["name_rule"] == 2
     seed = bytes.fromhex(events[-1].data["seed"])
     assert all(replay(game, events, seed)[check]["ok"] for check in ("replay", "deals"))
     old = _as_before_the_rule(events, ["Bob", "b\u200bob\u202e"])  # look-alike, format chars
@@ -168,6 +235,23 @@ def test_games_recorded_before_the_rule_still_replay_and_audit(game: Game[Any], 
     forged = [old[0]._replace(data=events[0].data), *old[1:]]
     refused = replay(game, forged, seed)["replay"]
     assert refused["ok"] is False and "invalid_name" in refused["detail"], refused
+
+
+@pytest.mark.parametrize(
+    "seats", [["BOB", "\u0392\u039f\u0392"], ["Alic\u0435", "Ann\u034fLee"]]
+)  # UTS #39 look-alikes; a mixed-script name and a default-ignorable character
+def test_games_created_under_name_rule_1_replay_as_they_were_decided(seats: list[str]) -> None:
+    """Rule 1 accepted these names, rule 2 refuses them: a game created under rule 1 keeps it."""
+    events = play_sushi_go({"players": 2}, random.Random(21))[0]
+    seed = bytes.fromhex(events[-1].data["seed"])
+    renamed = _as_before_the_rule(events, seats)
+    rule_1 = [renamed[0]._replace(data={**events[0].data, "name_rule": 1}), *renamed[1:]]
+    assert replay(SUSHI_GO, rule_1, seed)["replay"]["ok"] is True
+    rule_2 = [renamed[0]._replace(data=events[0].data), *renamed[1:]]
+    refused = replay(SUSHI_GO, rule_2, seed)["replay"]
+    assert refused["ok"] is False and (
+        "invalid_name" in refused["detail"] or "name_taken" in refused["detail"]
+    ), refused
 
 
 def _outcome(check: Any, text: str) -> tuple[str, Any]:
@@ -190,3 +274,6 @@ def test_the_ascii_fast_paths_decide_what_the_checks_decide(text: str) -> None:
     every join runs them); they must accept, refuse and fold exactly as the checks do."""
     assert _outcome(normalise, text) == _outcome(names._checked, text)
     assert skeleton(text) == names._folded(text)
+    assert _outcome(lambda t: normalise(t, 2), text) == _outcome(
+        lambda t: names._checked(t, 2), text
+    )
