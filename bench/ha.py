@@ -34,6 +34,7 @@ import os
 import re
 import sys
 import tempfile
+import threading
 import time
 from collections import Counter
 from dataclasses import asdict, dataclass, field
@@ -81,6 +82,7 @@ class HaOptions:
 @dataclass
 class Row:
     fault: str
+    seconds: float = 0.0  # the load run, the fault and the cluster's return included
     picks: int = 0
     lost: int = 0
     doubled: int = 0
@@ -141,6 +143,7 @@ class Drill:
     rows: list[Row] = field(default_factory=list)
     weight: dict[str, dict[str, float]] = field(default_factory=dict)
     made: list[str] = field(default_factory=list)
+    build_seconds: float = 0.0  # namespaces, etcd, Patroni, PostgreSQL, the hosts' servers
 
     @property
     def ok(self) -> bool:
@@ -151,7 +154,8 @@ class Drill:
         head = (
             f"3 hosts (network namespaces), Patroni + etcd, synchronous_mode; {o.games} games"
             f" ({o.games * PLAYERS} clients) per fault; request budget {o.budget} s"
-            f" (+{o.slack} s slack); weight {self.weight}"
+            f" (+{o.slack} s slack); built in {self.build_seconds} s, then per fault"
+            f" {', '.join(f'{r.fault} {r.seconds} s' for r in self.rows)}; weight {self.weight}"
         )
         columns = (
             "| fault | picks acked | lost | doubled | unchosen | answers in fault:"
@@ -182,6 +186,25 @@ def servers_for(cluster: PatroniCluster, switch: Switch, options: HaOptions, log
         Server(url, 8000, options.workers, 1, log, host=h.address, prefix=h.prefix, env=env)
         for h in switch.hosts
     ]
+
+
+def start_all(servers: list[Server]) -> None:
+    """Start the hosts' servers at once (each waits for its own /healthz)."""
+    errors: list[BaseException] = []
+
+    def start(server: Server) -> None:
+        try:
+            server.start()
+        except BaseException as exc:  # reported below, in this thread
+            errors.append(exc)
+
+    threads = [threading.Thread(target=start, args=(s,), daemon=True) for s in servers]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(90)
+    if errors:
+        raise errors[0]
 
 
 def fault_function(
@@ -216,8 +239,9 @@ def play(name: str, cluster, switch, servers, options: HaOptions, log: Path) -> 
         next_host_on_failure=True,
     )
     fault = fault_function(name, cluster, switch, servers, options, notes)
+    began = time.monotonic()
     result = run_load("", load, log=log, servers=servers, fault=fault, keep_servers=True)
-    row = Row(name)
+    row = Row(name, seconds=round(time.monotonic() - began, 1))
     tally(row, result, notes, options)
     return row
 
@@ -226,15 +250,16 @@ def drill(options: HaOptions, log: Path | None = None) -> Drill:
     """Build everything, run the faults one by one, tear everything down (also on failure)."""
     log = log or Path(tempfile.mkstemp(prefix="cardroom-ha-", suffix=".log")[1])
     result = Drill(options)
+    began = time.monotonic()
     with Switch(3) as switch:
         cluster = PatroniCluster(switch, fsync=options.fsync)
         result.made = [*switch.made, str(cluster.root)]
         with cluster:
             servers = servers_for(cluster, switch, options, log)
             try:
-                for server in servers:
-                    server.start()
+                start_all(servers)
                 cluster.wait_members(120)
+                result.build_seconds = round(time.monotonic() - began, 1)
                 result.weight = cluster.weight()
                 for name in options.faults:
                     result.rows.append(play(name, cluster, switch, servers, options, log))
