@@ -13,7 +13,10 @@ COPY service ./service
 COPY docs/rules ./docs/rules
 COPY migrations ./migrations
 RUN pip install --no-cache-dir --no-deps . && rm -rf /src \
-    && useradd --create-home cardroom
+    && useradd --create-home cardroom \
+    && install -d -m 0700 -o cardroom -g cardroom /var/lib/cardroom/keys
+# The keys' named volume (docker-compose.yml) is mounted here: a new volume takes this folder's
+# owner and mode, so only the service's user reads the keys.
 WORKDIR /home/cardroom
 USER cardroom
 

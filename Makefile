@@ -28,9 +28,12 @@ $(RUN_STAMP): requirements/run.txt pyproject.toml | $(PY)
 	$(PY) -m pip install --no-deps -e .
 	touch $(RUN_STAMP)
 
-$(STAMP): requirements/dev.txt pyproject.toml | $(PY)
+# The client package (clients/python, cardroom-client) is installed beside the service: its
+# tests, the guide's examples and the PettingZoo environment use it; its dependencies are in
+# the test extra.
+$(STAMP): requirements/dev.txt pyproject.toml clients/python/pyproject.toml | $(PY)
 	$(PY) -m pip install -r requirements/dev.txt
-	$(PY) -m pip install --no-deps -e .
+	$(PY) -m pip install --no-deps -e . -e clients/python
 	touch $(STAMP) $(RUN_STAMP)
 
 # Without DATABASE_URL an embedded PostgreSQL keeps its files in ./data/postgres.

@@ -2,7 +2,8 @@
 # Instructions per random complete 4-player Sushi Go! game, counted by valgrind's callgrind
 # (a count, not a time: a noisy machine cannot move it). Two runs of bench/engine_instructions.py,
 # with 0 and with GAMES games; (difference) / GAMES is printed as "instructions_per_game N".
-# With WORKLOAD "fold": instructions per fold of a finished 5-player game ("instructions_per_fold").
+# With WORKLOAD "fold": instructions per fold of a finished 5-player game ("instructions_per_fold");
+# "env": per random 4-player game played through the PettingZoo environment ("instructions_per_env").
 # Usage: bench/engine_instructions.sh [GAMES [WORKLOAD]]   (PYTHON defaults to .venv/bin/python)
 set -eu
 GAMES=${1:-20}

@@ -103,6 +103,15 @@ GENEROUS_LIMITS = {
     "CARDROOM_RATE_LIMIT_MOVES": "1000000/minute",
     "CARDROOM_WAITING_GAMES_PER_ADDRESS": "1000000",
 }
+
+
+def limits_storage() -> str:
+    """Where the served rate limits count (the storage is not this bench's choice)."""
+    from service.http import limit_storage
+
+    return f"{limit_storage.SCHEME}:// (each worker's memory)"
+
+
 SERVER = "gevent workers (cardroom serve's default), rate limits on, access log on"
 
 
@@ -142,9 +151,16 @@ class Client:
         self.floor_latencies: list[float] = []
 
     def call(
-        self, method: str, path: str, body: Any = None, token: str | None = None
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        token: str | None = None,
+        extra: dict[str, str] | None = None,
     ) -> tuple[int, dict[str, str], Any]:
         headers = {"Content-Type": "application/json"} if body is not None else {}
+        if extra:
+            headers.update(extra)
         if token:
             headers["Authorization"] = f"Bearer {token}"
         payload = None if body is None else json.dumps(body)
@@ -259,12 +275,14 @@ def run(
     games_per_client: int = 1,
     workers: int = 0,
     floor_table: str | None = None,
+    checkout: str | None = None,
 ) -> HttpResult:
     """``floor_table``: a scratch table (store_bench.scratch_table) each client inserts one row
-    into, timed, right before each pick: the floor measured interleaved with the picks."""
+    into, timed, right before each pick: the floor measured interleaved with the picks.
+    ``checkout``: serve that source tree's code (a baseline) instead of this one's."""
     workers = workers or (os.cpu_count() or 1) + 1  # as `cardroom serve` does
     port = free_port()
-    server = start_server(url, port, workers)
+    server = start_server(url, port, workers, checkout=checkout)
     base = f"http://127.0.0.1:{port}"
     try:
         with multiprocessing.get_context("spawn").Pool(min(clients, 8)) as pool:

@@ -1,20 +1,23 @@
-"""Where a pick's server CPU goes: CPU per request of a few endpoints, one client, one worker.
+"""Server CPU per request, one client, one worker, against a bare Flask app (issue 32, goal 1).
 
 ``python -m bench.request_cpu [--requests N] [--games G] [--baseline DIR]`` creates a scratch
 database on the server ``DATABASE_URL`` names (else the embedded one), runs ``cardroom serve``
-(its defaults, as bench/http_bench.py runs it) with one gunicorn worker on it and reads the
-server's CPU seconds (/proc) around:
+(its defaults, as bench/http_bench.py runs it: rate limits and the access log on) with one
+gunicorn worker on it, and bench/bare_flask.py's app (one route, a small JSON object) with one
+gunicorn gevent worker beside it, and reads each server's CPU seconds (/proc) around:
 
+- ``GET /hello`` of the bare Flask app: the yardstick;
 - ``GET /livez``: Flask, gunicorn and the request hooks alone (no database);
 - ``GET /healthz``: the same and one ``SELECT 1``;
-- ``GET /games/{id}`` as a seat: a tail read and the view, dumped by its schema;
-- ``POST /games/{id}/moves``: the picks of G whole 4-player games (decide, hash, append, receipt,
-  the view), timed one by one.
+- ``GET /games/{id}`` as a seat: the view, dumped by its schema;
+- ``POST /games/{id}/moves`` with an ``Idempotency-Key`` (as the client guide tells clients),
+  the picks of G whole 4-player games (decide, hash, append, receipt, the view), each timed
+  alone; and without a key, the picks of G/2 games.
 
-``--baseline DIR``: a second server runs the code of the source tree ``DIR`` (say
-``git archive <commit> | tar -x -C DIR``) on the same database, and every figure is measured on
-both, interleaved in slices, so that the machine's moods fall on both alike.
-Times under a noisy machine move; CPU seconds per request move much less.
+``--baseline DIR``: a third server runs the code of the source tree ``DIR`` (say
+``git archive <commit> | tar -x -C DIR``) on a database of its own, migrated by that code.
+Every figure is taken in slices alternating between the servers, so that the machine's moods
+fall on all alike. Times under a noisy machine move; CPU seconds per request move much less.
 """
 
 from __future__ import annotations
@@ -22,18 +25,25 @@ from __future__ import annotations
 import argparse
 import secrets
 import subprocess
+import uuid
 from dataclasses import dataclass, field
 
-from bench import http_bench
+from bench import bare_flask, http_bench
 from service.store import db
 
 PLAYERS = 4
 SLICES = 20  # each figure is taken in this many slices, alternating between the servers
+BARE = "GET /hello (bare Flask)"
+LIVEZ = "GET /livez"
+HEALTHZ = "GET /healthz"
+VIEW = "GET /games/{id} (a seat's view)"
+KEYED_PICK = "POST /games/{id}/moves (Idempotency-Key)"
+PICK = "POST /games/{id}/moves (no key)"
 
 
 @dataclass
 class Server:
-    """One ``cardroom serve`` under measurement, its client, and a game to read."""
+    """One server under measurement, its client, and a game to read (none for the bare app)."""
 
     process: subprocess.Popen[bytes]
     client: http_bench.Client
@@ -50,13 +60,11 @@ class Server:
         return {what: self.spent[what] * 1e3 / self.counts[what] for what in self.spent}
 
 
-def _cpu_of(
-    server: Server, what: str, client: http_bench.Client, path: str, token: str | None, count: int
-) -> None:
+def _cpu_of(server: Server, what: str, path: str, token: str | None, count: int) -> None:
     """Adds the server's CPU seconds for ``count`` GETs of ``path`` to ``what``."""
     before = http_bench.process_tree_cpu(server.process.pid)
     for _ in range(count):
-        client.call("GET", path, token=token)
+        server.client.call("GET", path, token=token)
     server.add(what, http_bench.process_tree_cpu(server.process.pid) - before, count)
 
 
@@ -70,7 +78,7 @@ def _new_game(client: http_bench.Client) -> tuple[str, list[str]]:
     return game, tokens
 
 
-def _play_game(server: Server, what: str) -> None:
+def _play_game(server: Server, what: str, keyed: bool) -> None:
     """One whole game; the server's CPU for its picks alone (each seat reads its view first)."""
     client, pid = server.client, server.process.pid
     game, tokens = _new_game(client)
@@ -81,9 +89,12 @@ def _play_game(server: Server, what: str) -> None:
                 return
             body = {"round": view["round"], "turn": view["turn"]}
             body["cards"] = view["you"]["hand"][:1]
+            extra = {"Idempotency-Key": str(uuid.uuid4())} if keyed else None
             before = http_bench.process_tree_cpu(pid)
-            client.call("POST", f"{game}/moves", body, tokens[seat])
+            status = client.call("POST", f"{game}/moves", body, tokens[seat], extra)[0]
             server.add(what, http_bench.process_tree_cpu(pid) - before, 1)
+            if status != 200:
+                raise RuntimeError(f"a pick was answered {status}")
 
 
 def _start(url: str, checkout: str | None) -> Server:
@@ -94,40 +105,61 @@ def _start(url: str, checkout: str | None) -> Server:
     return server
 
 
-def _measure(servers: list[Server], requests: int, games: int) -> None:
+def _start_bare() -> Server:
+    port = http_bench.free_port()
+    return Server(bare_flask.start(port), http_bench.Client(f"http://127.0.0.1:{port}"))
+
+
+def _measure(bare: Server, servers: list[Server], requests: int, games: int) -> None:
     per_slice = max(1, requests // SLICES)
+    bare.client.call("GET", bare_flask.PATH)
     for server in servers:  # warm-up: each path once, a game played
         for path in ("/livez", "/healthz"):
             server.client.call("GET", path)
-        _play_game(server, "warm-up")
+        _play_game(server, "warm-up", keyed=True)
+    everyone = [bare, *servers]
     for turn in range(SLICES):
-        for server in servers[:: 1 if turn % 2 else -1]:  # neither always goes first
+        for server in everyone[:: 1 if turn % 2 else -1]:  # none always goes first
+            if server is bare:
+                _cpu_of(bare, BARE, bare_flask.PATH, None, per_slice)
+                continue
             game, token = server.game, server.tokens[0]
             for what, path, bearer in (
-                ("GET /livez", "/livez", None),
-                ("GET /healthz", "/healthz", None),
-                ("GET /games/{id} (a seat's view)", game, token),
+                (LIVEZ, "/livez", None),
+                (HEALTHZ, "/healthz", None),
+                (VIEW, game, token),
             ):
-                _cpu_of(server, what, server.client, path, bearer, per_slice)
-    for turn in range(games):
+                _cpu_of(server, what, path, bearer, per_slice)
+    for turn in range(games + games // 2):
+        keyed = turn % 3 != 2  # two games with a key, then one without
         for server in servers[:: 1 if turn % 2 else -1]:
-            _play_game(server, "POST /games/{id}/moves")
+            _play_game(server, KEYED_PICK if keyed else PICK, keyed)
+        _cpu_of(bare, BARE, bare_flask.PATH, None, per_slice)  # the yardstick meanwhile too
 
 
 def run(
-    requests: int = 2000, games: int = 6, baseline: str | None = None
+    requests: int = 2000, games: int = 4, baseline: str | None = None
 ) -> dict[str, dict[str, float]]:
-    """Server CPU ms per request by figure, for ``"this"`` checkout (and ``"baseline"``)."""
+    """Server CPU ms per request by figure, for ``"this"`` checkout, the ``"bare"`` Flask app
+    (its one figure, ``BARE``), and the ``"baseline"`` tree if given."""
     admin = db.database_url()
-    name = f"cardroom_bench_{secrets.token_hex(4)}"
-    url = db.ensure_database(admin, name)
+    names = [f"cardroom_bench_{secrets.token_hex(4)}" for _ in range(2)]
     servers: dict[str, Server] = {}
+    created: list[str] = []
     try:
+        url = db.ensure_database(admin, names[0])
+        created.append(names[0])
         db.migrate(url)
+        servers["bare"] = _start_bare()
         servers["this"] = _start(url, None)
         if baseline is not None:
-            servers["baseline"] = _start(url, baseline)
-        _measure(list(servers.values()), requests, games)
+            # Its own database, migrated by its own code (`serve` migrates): this code's
+            # migrations may be ahead of what it knows.
+            base_url = db.ensure_database(admin, names[1])
+            created.append(names[1])
+            servers["baseline"] = _start(base_url, baseline)
+        served = [server for label, server in servers.items() if label != "bare"]
+        _measure(servers["bare"], served, requests, games)
         results = {label: server.ms_per_request() for label, server in servers.items()}
         for figures in results.values():
             figures.pop("warm-up", None)
@@ -136,24 +168,32 @@ def run(
         for server in servers.values():
             server.process.terminate()
             server.process.wait(timeout=30)
-        db.drop_database(admin, name)
+        for name in created:
+            db.drop_database(admin, name)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--requests", type=int, default=2000, help="requests per GET endpoint")
-    parser.add_argument("--games", type=int, default=6, help="whole games for the picks")
+    parser.add_argument("--games", type=int, default=4, help="whole games of keyed picks")
     parser.add_argument("--baseline", metavar="DIR", help="a source tree to compare with")
     args = parser.parse_args()
     results = run(args.requests, args.games, args.baseline)
-    print(f"server: one worker, {http_bench.SERVER}")
-    this = results["this"]
+    print(f"server: one worker, {http_bench.SERVER}; bare Flask: gunicorn's gevent worker")
+    print(table(results))
+
+
+def table(results: dict[str, dict[str, float]]) -> str:
+    """Each figure's CPU ms per request, its ratio to the bare app's, and the baseline's."""
+    bare = results["bare"][BARE]
     base = results.get("baseline")
-    for what, ms in this.items():
-        line = f"{what:<34} server CPU {ms:6.3f} ms per request"
-        if base is not None:
+    lines = [f"{BARE:<42} server CPU {bare:6.3f} ms per request"]
+    for what, ms in results["this"].items():
+        line = f"{what:<42} server CPU {ms:6.3f} ms per request ({ms / bare:4.2f}x bare)"
+        if base is not None and what in base:
             line += f"  (baseline {base[what]:6.3f} ms: {ms / base[what] - 1:+.0%})"
-        print(line)
+        lines.append(line)
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":

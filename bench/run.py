@@ -1,52 +1,73 @@
-"""`make bench`: every benchmark, and the four goals of issue 15 against baselines measured in
-the same run (this machine is noisy: absolute times move 2x between runs, ratios do not).
+"""`make bench`: issue 32's goals, each against a baseline measured in the same run (this machine
+is noisy and shared: absolute times move 2x between runs, ratios taken side by side much less).
 
-The server is the one ``DATABASE_URL`` names, else the embedded PostgreSQL (as for `serve`).
-In order: the domain (simulation and fold, no database); the engine's instructions per game
-(callgrind); the store's floor (a single-row INSERT in autocommit mode) next to the old
-BEGIN/INSERT/COMMIT loop and ``EventStore.append``; HTTP picks under gunicorn with one client, the
-floor also timed right before each pick (latency: the ratio uses that interleaved floor, sampled
-at the same moments as the picks, so the machine's load moves both alike); the database's own
-write ceiling (pgbench, 32 connections) and HTTP picks with 32 concurrent clients (throughput,
-and the server's CPU per pick); growth (bench/growth.py: a fresh database next to one with 10^6
-events more). Then the goals, each met or MISSED.
-Environment: BENCH_OPS (operations per store loop, default 2000), BENCH_GAMES (games per HTTP
-client, default 2), BENCH_GROWTH_EVENTS (default 1,000,000; 0 skips growth),
-BENCH_ENGINE_GAMES (games counted under callgrind, default 10; 0 skips it).
+The database server is the one ``DATABASE_URL`` names, else the embedded PostgreSQL (as for
+`serve`); every database the bench writes is a scratch one, dropped after it. In order:
+
+- the domain (simulation and fold, no database; context) and the engine's instructions per game
+  (callgrind): the guard that it does not grow past ``ENGINE_GUARD``;
+- the PettingZoo environment's steps beside the engine's own random play (bench/env_bench.py,
+  issue 30: the wrapper costs at most 25 %);
+- **goal 1, server CPU per request** (bench/request_cpu.py): one gunicorn worker of ``cardroom
+  serve`` (its defaults: gevent, rate limits and the access log on) beside one of a bare Flask
+  app (bench/bare_flask.py: one route, a small JSON object, gunicorn's gevent worker, the same
+  settings), the CPU seconds of each (/proc) around a fixed number of requests, alternating:
+  ``GET /livez``, a seat's ``GET /games/{id}``, a pick with its ``Idempotency-Key``, each
+  divided by the bare app's request;
+- the store's floor (a single-row autocommit INSERT, bench/store_bench.py; context);
+- **goal 2, latency**: one client's picks (bench/http_bench.py, no key, the server's default
+  workers), a single-row autocommit INSERT timed right before each pick: pick p50 / INSERT p50;
+- **goal 3, throughput**: picks/s with 32 clients, this code and the baseline tree (``--baseline
+  REV``, default the code issue 32 started from) served one after the other on databases of
+  their own, in alternating pairs.
+
+Environment: BENCH_REQUESTS (GETs per endpoint for goal 1, default 2000), BENCH_CPU_GAMES (whole
+games of keyed picks for goal 1, default 4), BENCH_GAMES (games per client for goals 2 and 3,
+default 1), BENCH_PAIRS (baseline/this pairs for goal 3, default 2), BENCH_OPS (operations per
+store loop, default 1000), BENCH_ENGINE_GAMES (games counted under callgrind, default 10; 0 skips
+it), BENCH_GROWTH_EVENTS (0, the default, skips issue 15's growth run; 1000000 runs it).
 """
 
 from __future__ import annotations
 
+import argparse
+import contextlib
 import json
 import os
 import secrets
 import shutil
 import subprocess
 import sys
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import psycopg
 
-from bench import ceiling, domain_bench, growth, http_bench, store_bench
+from bench import domain_bench, env_bench, growth, http_bench, request_cpu, store_bench
 from service.store import db
 
-GOAL_LATENCY_X = 2.0  # pick p50 <= 2x the floor's p50
-GOAL_THROUGHPUT = 0.25  # picks/s >= 25 % of pgbench's commits/s
-GOAL_CPU_MS = 0.25  # server CPU per pick
-GOAL_INSTRUCTIONS = 3_000_000  # per random complete 4-player game
-GOAL_FOLD_MS = 0.3  # a finished 5-player game
+BASELINE_REV = "e2a53c3"  # main when issue 32's work began: "today's code"
+GOAL_CPU = {  # server CPU per request / the bare Flask app's
+    request_cpu.LIVEZ: 1.25,
+    request_cpu.VIEW: 2.0,
+    request_cpu.KEYED_PICK: 2.5,
+}
+GOAL_LATENCY_X = 3.0  # pick p50 (one client) <= 3x the interleaved INSERT's p50
+GOAL_THROUGHPUT_X = 2.0  # picks/s with 32 clients >= 2x the baseline's
+ENGINE_GUARD = 5_710_000  # instructions per random 4-player game: must not grow (issue 32)
 
 Goal = tuple[str, str, str, bool]  # what, measured, goal, met
 
 
-def engine_instructions(games: int) -> int | None:
+def engine_instructions(games: int, workload: str = "game") -> int | None:
     if games <= 0 or shutil.which("valgrind") is None:
         return None
     script = Path(__file__).with_name("engine_instructions.sh")
     env = {**os.environ, "PYTHON": sys.executable}
     done = subprocess.run(
-        [str(script), str(games)], check=True, capture_output=True, text=True, env=env
+        [str(script), str(games), workload], check=True, capture_output=True, text=True, env=env
     )
     return int(done.stdout.split()[1])
 
@@ -62,76 +83,169 @@ def domain() -> dict[str, Any]:
     return json.loads(done.stdout)
 
 
+@contextlib.contextmanager
+def source_tree(rev: str) -> Iterator[str | None]:
+    """The tree of commit ``rev`` of this repository in a temporary folder (None for "none",
+    or outside a git checkout)."""
+    if rev == "none":
+        yield None
+        return
+    repo = Path(__file__).resolve().parent.parent
+    with tempfile.TemporaryDirectory(prefix="cardroom-baseline-") as folder:
+        archive = subprocess.run(
+            ["git", "-C", str(repo), "archive", rev], check=True, capture_output=True
+        )
+        subprocess.run(["tar", "-x", "-C", folder], input=archive.stdout, check=True)
+        yield folder
+
+
+@contextlib.contextmanager
+def scratch_database(admin: str) -> Iterator[str]:
+    name = f"cardroom_bench_{secrets.token_hex(4)}"
+    url = db.ensure_database(admin, name)
+    try:
+        yield url
+    finally:
+        db.drop_database(admin, name)
+
+
 def goals_table(goals: list[Goal]) -> str:
     width = max(len(g[0]) for g in goals)
-    lines = [f"{'goal':<{width}}  {'measured':>22}  {'goal':>10}  status"]
+    lines = [f"{'goal':<{width}}  {'measured':>12}  {'goal':>10}  status"]
     for what, measured, goal, met in goals:
-        lines.append(f"{what:<{width}}  {measured:>22}  {goal:>10}  {'met' if met else 'MISSED'}")
+        lines.append(f"{what:<{width}}  {measured:>12}  {goal:>10}  {'met' if met else 'MISSED'}")
     return "\n".join(lines)
 
 
+def throughput(
+    this_url: str, base_url: str, baseline: str, games: int, pairs: int
+) -> tuple[list[http_bench.HttpResult], list[http_bench.HttpResult]]:
+    """32 clients against the baseline tree and this code, alternately (baseline first, then
+    this first, ...): each side's runs."""
+    mine: list[http_bench.HttpResult] = []
+    theirs: list[http_bench.HttpResult] = []
+    for turn in range(pairs):
+        order = [("baseline", base_url, baseline), ("this", this_url, None)]
+        for label, url, checkout in order[:: 1 if turn % 2 == 0 else -1]:
+            result = http_bench.run(url, 32, games, checkout=checkout)
+            print(f"[{label}] {result}", flush=True)
+            (mine if checkout is None else theirs).append(result)
+    return mine, theirs
+
+
+def rate(results: list[http_bench.HttpResult]) -> float:
+    """Picks per second over all of ``results`` together."""
+    return sum(r.picks for r in results) / sum(r.picks / r.picks_per_s for r in results)
+
+
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument(
+        "--baseline",
+        metavar="REV",
+        default=os.environ.get("BENCH_BASELINE", BASELINE_REV),
+        help=f"the commit goal 3 compares with (default {BASELINE_REV}; 'none' skips it)",
+    )
+    args = parser.parse_args()
+    env = os.environ.get
     figures = domain()
     print(domain_bench.table(figures))
-    instructions = engine_instructions(int(os.environ.get("BENCH_ENGINE_GAMES", "10")))
+    instructions = engine_instructions(int(env("BENCH_ENGINE_GAMES", "10")))
     if instructions is not None:
         print(f"engine: {instructions:,} instructions per random 4-player game (callgrind)")
-    print()
-    server_url = db.database_url()
-    name = f"cardroom_bench_{secrets.token_hex(4)}"
-    url = db.ensure_database(server_url, name)
-    try:
-        db.migrate(url)
-        results = store_bench.run(url, int(os.environ.get("BENCH_OPS", "2000")))
-        for result in results:
-            print(result)
-        games = int(os.environ.get("BENCH_GAMES", "2"))
-        with store_bench.scratch_table(url) as table, psycopg.connect(url) as conn:
-            floor_table = table.as_string(conn)
-            alone = http_bench.run(url, clients=1, games_per_client=games, floor_table=floor_table)
-        print(alone)
-        top = ceiling.run(url)
-        print(top)
-        loaded = http_bench.run(url, clients=32, games_per_client=games)
-        print(loaded)
-    finally:
-        db.drop_database(server_url, name)
+    wrapped = env_bench.run()  # issue 30: the PettingZoo environment beside the engine
+    print(env_bench.table(wrapped))
+    env_instructions = engine_instructions(int(env("BENCH_ENGINE_GAMES", "10")), "env")
+    if env_instructions is not None:
+        print(f"env: {env_instructions:,} instructions per the same game through the environment")
+    print(f"\nserver: {http_bench.SERVER}; rate limits counted in {http_bench.limits_storage()}")
+    admin = db.database_url()
+    with source_tree(args.baseline) as baseline:
+        cpu = request_cpu.run(int(env("BENCH_REQUESTS", "2000")), int(env("BENCH_CPU_GAMES", "4")))
+        print("\none worker each, one client (goal 1):")
+        print(request_cpu.table(cpu), flush=True)
+        games = int(env("BENCH_GAMES", "1"))
+        with scratch_database(admin) as url, scratch_database(admin) as base_url:
+            db.migrate(url)  # the baseline's own `serve` migrates base_url
+            print()
+            for result in store_bench.run(url, int(env("BENCH_OPS", "1000"))):
+                print(result)
+            with store_bench.scratch_table(url) as table, psycopg.connect(url) as conn:
+                floor_table = table.as_string(conn)
+                alone = http_bench.run(
+                    url, clients=1, games_per_client=games * 2, floor_table=floor_table
+                )
+            print(alone, flush=True)
+            if baseline is not None:
+                mine, theirs = throughput(
+                    url, base_url, baseline, games, int(env("BENCH_PAIRS", "2"))
+                )
+            else:
+                mine, theirs = [http_bench.run(url, 32, games)], []
+                print(mine[0])
     grown = None
-    events = int(os.environ.get("BENCH_GROWTH_EVENTS", str(growth.EVENTS)))
+    events = int(env("BENCH_GROWTH_EVENTS", "0"))
     if events > 0:
-        grown = growth.run(server_url, events)
+        grown = growth.run(admin, events)
         print("\n".join(grown.lines()))
 
-    floor = results[0]
+    bare = cpu["bare"][request_cpu.BARE]
+    goals: list[Goal] = []
+    for what, most in GOAL_CPU.items():
+        ratio = cpu["this"][what] / bare
+        goals.append(
+            (f"1. CPU {what} / bare Flask", f"{ratio:.2f}x", f"<= {most:g}x", ratio <= most)
+        )
     assert alone.floor_p50_ms is not None
     latency = alone.p50_ms / alone.floor_p50_ms
-    share = loaded.picks_per_s / top.commits_per_s
-    goals: list[Goal] = [
-        ("1. pick p50 / floor p50 (interleaved)", f"{latency:.1f}x", f"<= {GOAL_LATENCY_X:g}x",
-         latency <= GOAL_LATENCY_X),
-        ("2. picks/s, 32 clients / pgbench -c 32", f"{share:.1%}", f">= {GOAL_THROUGHPUT:.0%}",
-         share >= GOAL_THROUGHPUT),
-        ("2. server CPU per pick", f"{loaded.cpu_ms_per_pick:.3f} ms", f"<= {GOAL_CPU_MS} ms",
-         loaded.cpu_ms_per_pick <= GOAL_CPU_MS),
-    ]  # fmt: skip
+    goals.append(
+        (
+            "2. pick p50, 1 client / INSERT p50",
+            f"{latency:.2f}x",
+            f"<= {GOAL_LATENCY_X:g}x",
+            latency <= GOAL_LATENCY_X,
+        )
+    )
+    if theirs:
+        gain = rate(mine) / rate(theirs)
+        goals.append(
+            (
+                f"3. picks/s, 32 clients / {args.baseline}'s",
+                f"{gain:.2f}x",
+                f">= {GOAL_THROUGHPUT_X:g}x",
+                gain >= GOAL_THROUGHPUT_X,
+            )
+        )
     if grown is not None:
         worst = max(grown.changes, key=abs)
         goals.append(
-            ("3. growth: worst p50 change at 10^6", f"{worst:+.1%}", f"±{growth.GOAL:.0%}",
-             abs(worst) <= growth.GOAL)
-        )  # fmt: skip
+            (
+                "growth: worst p50 change at 10^6",
+                f"{worst:+.1%}",
+                f"±{growth.GOAL:.0%}",
+                abs(worst) <= growth.GOAL,
+            )
+        )
     if instructions is not None:
         goals.append(
-            ("4. engine: instructions per game", f"{instructions:,}",
-             f"<= {GOAL_INSTRUCTIONS / 1e6:g}M", instructions <= GOAL_INSTRUCTIONS)
-        )  # fmt: skip
-    goals.append(
-        ("4. fold a finished 5-player game", f"{figures['fold_ms']:.3f} ms",
-         f"<= {GOAL_FOLD_MS} ms", figures["fold_ms"] <= GOAL_FOLD_MS)
-    )  # fmt: skip
+            (
+                "guard: engine instructions per game",
+                f"{instructions:,}",
+                f"<= {ENGINE_GUARD / 1e6:g}M",
+                instructions <= ENGINE_GUARD,
+            )
+        )
+    if instructions is not None and env_instructions is not None:
+        over = env_instructions / instructions - 1
+        what = "env: instructions per step over the engine's"
+    else:  # no valgrind: CPU seconds, interleaved (noisier)
+        over, what = wrapped["overhead"], "env: CPU per step over the engine's"
+    most = env_bench.GOAL_OVERHEAD
+    goals.append((what, f"{over:+.1%}", f"<= +{most:.0%}", over <= most))
     print(
-        f"\nfloor: {floor.name} p50 {floor.p50_ms:.3f} ms alone, {alone.floor_p50_ms:.3f} ms"
-        f" interleaved with the picks (the ratio's); ceiling: {top.commits_per_s:,.0f}/s"
+        f"\nbare Flask: {bare:.3f} ms of server CPU per request; pick p50 {alone.p50_ms:.3f} ms,"
+        f" INSERT p50 {alone.floor_p50_ms:.3f} ms (interleaved)"
+        + (f"; picks/s {rate(mine):.1f}, baseline {rate(theirs):.1f}" if theirs else "")
     )
     print(goals_table(goals))
 

@@ -193,3 +193,31 @@ class SeatCommon(Schema):
         required=True,
         metadata={"description": "The seat's player resigned (`taken_over` is `resigned`)."},
     )
+
+
+class RematchView(Schema):
+    """A finished game's rematch, once a player proposed it (``POST /games/{id}/rematch``)."""
+
+    game_id = fields.UUID(
+        required=True,
+        metadata={
+            "description": "The rematch: a new game with the same rules, bots, clock and"
+            " visibility. Each player of this game takes a seat in it with"
+            " `POST /games/{id}/rematch` (this game's id and seat token)."
+        },
+    )
+    proposed_by = fields.Integer(
+        required=True,
+        metadata={"description": "The seat of this game that proposed it.", "minimum": 0},
+    )
+    proposed_at = fields.AwareDateTime(required=True)
+
+
+def REMATCH() -> fields.Nested:  # noqa: N802 (a field factory, named as one)
+    return fields.Nested(
+        RematchView,
+        metadata={
+            "description": "Once over, and once a player proposed it: this game's rematch."
+            " The event stream announces it too (a `rematch` message)."
+        },
+    )

@@ -4,13 +4,15 @@ The keys are a JWK Set with their private members (RFC 7517/8037): ``{"keys": [.
 signing key is ``{"kty": "OKP", "crv": "Ed25519", "x", "d", "kid", "use": "sig"}`` and a seed key
 ``{"kty": "oct", "k", "kid", "use": "enc", "alg": "A256GCM"}``. They come from
 ``CARDROOM_KEYS`` (the document itself, e.g. from a secret store) or else from the file
-``CARDROOM_KEYS_FILE`` (default ``./data/keys/keys.json``), created with a fresh pair on first
-use.
+``CARDROOM_KEYS_FILE`` (default ``./data/keys/keys.json``). Nothing here creates them on the
+way: ``cardroom keys init`` does, or the first start against a brand-new database
+(service/key_registry.py, which also checks them against the key ids the database has used).
 
-Rotation: ``cardroom keys --rotate`` appends a new pair; the last key of each use is the active
+Rotation: ``cardroom keys rotate`` appends a new pair; the last key of each use is the active
 one (it signs, it seals new seeds), the others keep verifying old receipts and opening old seeds.
-A signing key retired for good keeps only its public part (drop ``d``): it is still published.
-A seed key may go once no game sealed under it is still in play (seeds are revealed at the end).
+Retirement (``cardroom keys retire KID``): a signing key keeps only its public part (it stays
+published), a seed key goes (allowed once no game sealed under it is still in play).
+Errors never quote the document: it is secret.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import os
 import secrets
 import tempfile
 import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -37,12 +40,19 @@ ENV_KEYS = "CARDROOM_KEYS"
 ENV_FILE = "CARDROOM_KEYS_FILE"
 DEFAULT_FILE = Path("data") / "keys" / "keys.json"
 _CLIENT_CONTEXT = b"cardroom-client-v1\0"
+_CHECK_CONTEXT = b"cardroom-key-check-v1\0"
 _SEED_CONTEXT = b"cardroom-seed-v1\0"  # authenticated with the game's id: a sealed seed is
 # bound to its game's row and cannot be moved to another
 
 
 class KeysError(Exception):
     """The keys cannot be read or do not form a usable set."""
+
+
+def check_value(key: bytes) -> str:
+    """A seed key's fingerprint: HMAC-SHA256 of a fixed label under the key (a key check value).
+    It tells whether two hosts hold the same 256-bit key and reveals nothing of it."""
+    return b64url(hmac.digest(key, _CHECK_CONTEXT, "sha256"))
 
 
 @dataclass
@@ -89,12 +99,38 @@ class Keyring:
         """The public keys, as served at /.well-known/cardroom-keys (active key last)."""
         return {"keys": [receipts.public_jwk(key) for key in self.public.values()]}
 
+    def thumbprint(self, kid: str) -> str:
+        """The RFC 7638 thumbprint of signing key ``kid``: the id receipts and the database use."""
+        known = self._thumbprints.get(kid)
+        if known is None:
+            known = self._thumbprints[kid] = receipts.key_id(self.public[kid])
+        return known
+
+    def signing_ids(self) -> set[str]:
+        """The thumbprints of the signing keys whose secret this ring holds."""
+        return {self.thumbprint(kid) for kid in self.signing}
+
+    def ids(self) -> dict[str, str]:
+        """Every key id this ring can use, with its fingerprint (never a secret): a signing
+        key's thumbprint, a seed key's check value. Public-only signing keys are left out: the
+        database publishes those itself."""
+        held = {self.thumbprint(kid): self.thumbprint(kid) for kid in self.signing}
+        held.update((kid, check_value(key)) for kid, key in self.seed_keys.items())
+        return held
+
+    def records(self) -> list[tuple[str, str, dict[str, str] | None, str]]:
+        """``(kid, use, public JWK or None, fingerprint)`` of each key, as ``key_ids`` has it."""
+        rows: list[tuple[str, str, dict[str, str] | None, str]] = []
+        for kid in self.signing:
+            jwk = receipts.public_jwk(self.public[kid])
+            rows.append((jwk["kid"], "sig", jwk, jwk["kid"]))
+        rows += [(kid, "enc", None, check_value(key)) for kid, key in self.seed_keys.items()]
+        return rows
+
     def receipt(self, game_id: UUID, version: int, digest: str, seed: bytes) -> dict[str, Any]:
         """A receipt for event ``version`` (hash ``digest``) of a game whose seed is ``seed``."""
         key = self.signing[self.active_signing]
-        kid = self._thumbprints.get(self.active_signing)
-        if kid is None:
-            kid = self._thumbprints[self.active_signing] = receipts.key_id(key.public_key())
+        kid = self.thumbprint(self.active_signing)
         return receipts.sign(key, str(game_id), version, digest, seed, kid)
 
     def seal_seed(self, game_id: UUID, seed: bytes) -> tuple[bytes, str]:
@@ -124,6 +160,10 @@ class Keyring:
 # --- the document ---------------------------------------------------------------------------------
 
 
+class KeysMissing(KeysError):
+    """There is no keys document where this process looked (nothing was created)."""
+
+
 def new_pair() -> list[dict[str, Any]]:
     """A fresh signing key and seed key, as private JWKs."""
     signing = Ed25519PrivateKey.generate()
@@ -142,37 +182,77 @@ def keys_file() -> Path:
     return Path(os.environ.get(ENV_FILE) or DEFAULT_FILE).expanduser().resolve()
 
 
-def _write_new(path: Path, document: dict[str, Any]) -> None:
-    """Write ``path`` (mode 0600) unless it exists: a concurrent first start keeps one set."""
+def source() -> str:
+    """Where this process reads its keys, as a log line or an error names it."""
+    if os.environ.get(ENV_KEYS):
+        return ENV_KEYS
+    named = ENV_FILE if os.environ.get(ENV_FILE) else f"default path; set {ENV_FILE}"
+    return f"{keys_file()} ({named})"
+
+
+def _write_new(path: Path, document: dict[str, Any]) -> bool:
+    """Write ``path`` (mode 0600) unless it exists: a concurrent first start keeps one set.
+    True if this call wrote it."""
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=".keys-")
     try:
         with os.fdopen(fd, "w") as out:
             json.dump(document, out, indent=2)
         os.link(temporary, path)  # atomic, and fails if another process wrote it first
+        return True
     except FileExistsError:
-        pass
+        return False
     finally:
         os.unlink(temporary)
 
 
-def read_document(create: bool = True) -> dict[str, Any]:
-    """The keys' JWK Set: from ``CARDROOM_KEYS``, else the keys file (created if missing)."""
+def init() -> Path:
+    """Create the keys file with a fresh pair; refuse if it exists (it may hold keys in use)."""
+    if os.environ.get(ENV_KEYS):
+        raise KeysError(f"the keys come from {ENV_KEYS}: there is no file to create")
+    path = keys_file()
+    if not _write_new(path, {"keys": new_pair()}):
+        raise KeysError(f"{path} exists already: keys in use are never replaced (see `rotate`)")
+    return path
+
+
+def read_document() -> dict[str, Any]:
+    """The keys' JWK Set: from ``CARDROOM_KEYS``, else the keys file. Never created here: keys
+    are made by ``cardroom keys init`` or at the first start on a new database (key_registry)."""
     text = os.environ.get(ENV_KEYS)
-    source = ENV_KEYS
+    where = ENV_KEYS
     if not text:
         path = keys_file()
-        if not path.exists() and create:
-            _write_new(path, {"keys": new_pair()})
-        source = str(path)
+        where = str(path)
         try:
             text = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise KeysMissing(f"no keys at {source()}") from None
         except OSError as exc:
-            raise KeysError(f"cannot read the keys in {path}: {exc}") from None
+            raise KeysError(f"cannot read the keys in {path}: {exc.strerror}") from None
     try:
-        return dict(json.loads(text))
-    except (ValueError, TypeError) as exc:
-        raise KeysError(f"the keys in {source} are not a JSON object: {exc}") from None
+        document = json.loads(text)
+    except ValueError as exc:  # the message names a position, never the text (it is secret)
+        raise KeysError(f"the keys in {where} are not JSON ({type(exc).__name__})") from None
+    if not isinstance(document, dict) or not isinstance(document.get("keys"), list):
+        raise KeysError(f'the keys in {where} are not a JWK Set ({{"keys": [...]}})')
+    return document
+
+
+def read() -> Keyring:
+    """The keyring as its source holds it now (not this process's: see ``load``)."""
+    document = read_document()
+    try:
+        return Keyring.from_jwks(document)
+    except KeysError as exc:
+        raise KeysError(f"the keys in {source()}: {exc}") from None
+
+
+def _write(path: Path, document: dict[str, Any]) -> None:
+    temporary = path.with_name(f".{path.name}.new")
+    temporary.write_text(json.dumps(document, indent=2), encoding="utf-8")
+    temporary.chmod(0o600)
+    temporary.replace(path)
 
 
 def rotate() -> Path:
@@ -181,11 +261,32 @@ def rotate() -> Path:
         raise KeysError(f"the keys come from {ENV_KEYS}: rotate them where that value is kept")
     path = keys_file()
     document = read_document()
-    document["keys"] = [*document.get("keys", []), *new_pair()]
-    temporary = path.with_name(f".{path.name}.new")
-    temporary.write_text(json.dumps(document, indent=2), encoding="utf-8")
-    temporary.chmod(0o600)
-    temporary.replace(path)
+    document["keys"] = [*document["keys"], *new_pair()]
+    _write(path, document)
+    return path
+
+
+def drop_secret(kid: str) -> Path:
+    """Retire ``kid`` in the keys file: a signing key keeps its public half only (it stays
+    published), a seed key goes. The active key of its use cannot be retired."""
+    if os.environ.get(ENV_KEYS):
+        raise KeysError(f"the keys come from {ENV_KEYS}: drop the key where that value is kept")
+    path = keys_file()
+    document = read_document()
+    ring = Keyring.from_jwks(document)
+    if kid in (ring.active_signing, ring.active_seed, ring.thumbprint(ring.active_signing)):
+        raise KeysError(f"{kid} is the active key: `cardroom keys rotate` first")
+    kept = []
+    for jwk in document["keys"]:
+        named = {str(jwk.get("kid", ""))}
+        if jwk.get("kty") == "OKP" and "x" in jwk:
+            named.add(receipts.key_id(Ed25519PublicKey.from_public_bytes(unb64url(jwk["x"]))))
+        if kid not in named:
+            kept.append(jwk)
+        elif jwk.get("use") != "enc":
+            kept.append({name: value for name, value in jwk.items() if name != "d"})
+    document["keys"] = kept
+    _write(path, document)
     return path
 
 
@@ -194,9 +295,38 @@ _guard = threading.Lock()
 
 
 def load() -> Keyring:
-    """This process's keyring, read once (a rotation takes effect at the next start)."""
+    """This process's keyring, read once (the workers inherit the one `cardroom serve` checked
+    against the database); ``KeysMissing`` if there are none: nothing is created here."""
     global _loaded
     with _guard:
         if _loaded is None:
-            _loaded = Keyring.from_jwks(read_document())
+            _loaded = read()
         return _loaded
+
+
+def adopt(ring: Keyring) -> None:
+    """Make ``ring`` this process's keyring (a reload found keys the database knows)."""
+    global _loaded
+    with _guard:
+        _loaded = ring
+
+
+_reread_at = -1.0
+
+
+def reread(kid: str | None) -> Keyring | None:
+    """The keys' source read again, if it holds seed key ``kid`` (then it is this process's
+    keyring); None otherwise. At most once a second: a missing key costs no read per request."""
+    global _reread_at
+    now = time.monotonic()
+    if kid is None or now - _reread_at < 1.0:
+        return None
+    _reread_at = now
+    try:
+        ring = read()
+    except KeysError:
+        return None
+    if kid not in ring.seed_keys:
+        return None
+    adopt(ring)
+    return ring

@@ -36,7 +36,7 @@ from domain.decider import (
     Viewer,
     commitment,
 )
-from service import autoplay, errors, faults, metrics
+from service import autoplay, errors, faults, key_registry, metrics
 from service import keys as service_keys
 from service.games.registry import GameAdapter, load_games
 from service.store.deadlines import Deadlines
@@ -97,7 +97,7 @@ class GameService:
     ) -> None:
         self.store = store  # the primary: every write, and the reads that must be current
         self.replicas = replicas or Replicas([])  # hot standbys for reads (service/store/replicas)
-        self.keys = keys or service_keys.load()
+        self._keys = keys  # None: this process's keyring, read at its first use
         # How long a started game's turn may wait for a seat before the greedy bot takes the
         # seat over, and a waiting game for its seats before it is cancelled (clock.py sweeps).
         self.stall_seconds = stall_seconds
@@ -105,10 +105,31 @@ class GameService:
         self._states: Recent[UUID, tuple[str, Any]] = Recent(CACHE_SIZE)
         self._seeds: Recent[UUID, bytes] = Recent(CACHE_SIZE)
         self._seat_tokens: Recent[UUID, list[SeatToken]] = Recent(CACHE_SIZE)
-        self.deadlines = Deadlines(store.pool)
+        self.deadlines = Deadlines(store.pool, store.watchdog)
         self._deadlines: Recent[UUID, tuple[Any, datetime | None]] = Recent(CACHE_SIZE)
         self.invitations = Invitations(store)
         self._private: Recent[UUID, bool] = Recent(CACHE_SIZE)
+        store.on_new_database(self.forget)
+
+    def forget(self) -> None:
+        """Drop everything this process remembers of games (another database: see
+        ``EventStore.on_new_database``)."""
+        for cache in (self._states, self._seeds, self._seat_tokens, self._deadlines):
+            cache.clear()
+        self._private.clear()
+
+    @property
+    def keys(self) -> service_keys.Keyring:
+        return self._keys or service_keys.load()
+
+    @keys.setter
+    def keys(self, ring: service_keys.Keyring) -> None:
+        self._keys = ring
+
+    def published_keys(self) -> dict[str, Any]:
+        """The JWK Set of every signing key whose receipts must still verify: this ring's and
+        every one the database recorded, rotated and retired ones included."""
+        return key_registry.published(self.store.pool, self.keys)
 
     # --- queries ---------------------------------------------------------------------------
 
@@ -116,6 +137,7 @@ class GameService:
         """The game as ``store`` (default: the primary) has it, or as this process last saw it
         if that is later (a cached state only moves forward)."""
         store = store or self.store
+        generation = self.store.generation
         cached = self._states.get(game_id)
         if cached is None:
             name, events = store.load(game_id)
@@ -125,6 +147,8 @@ class GameService:
             name, state = cached
             adapter = adapter_for(name)
             events = store.events_after(game_id, state.version)
+            if self.store.generation != generation:  # read from another database meanwhile:
+                return self.load(game_id, store)  # the cached state is not to be believed
         evolve = adapter.game.evolve
         for event in events:
             state = evolve(state, event)
@@ -259,9 +283,27 @@ class GameService:
     def seed(self, game_id: UUID) -> bytes:
         seed = self._seeds.get(game_id)
         if seed is None:
-            seed = self.keys.open_seed(game_id, *self.store.seed(game_id))
+            stored, key_id = self.store.seed(game_id)
+            try:
+                seed = self.keys.open_seed(game_id, stored, key_id)
+            except service_keys.KeysError:
+                seed = self._seed_elsewhere(game_id, stored, key_id)
             self._seeds.put(game_id, seed)
         return seed
+
+    def _seed_elsewhere(self, game_id: UUID, stored: bytes, key_id: str | None) -> bytes:
+        """A seed sealed under a key this process lacks: another host rotated (the keys'
+        source holds the new key: take it up), or the key was retired (the game is over: its
+        seed is in its last event). Else the error stands (/readyz says why)."""
+        fresh = service_keys.reread(key_id)
+        if fresh is not None:
+            self.keys = fresh
+            return fresh.open_seed(game_id, stored, key_id)
+        state = self.load(game_id).state
+        revealed = getattr(state, "seed", None) if state.over else None
+        if revealed:
+            return bytes.fromhex(revealed)
+        return self.keys.open_seed(game_id, stored, key_id)
 
     def seat_tokens(self, game_id: UUID, refresh: bool = False) -> list[SeatToken]:
         """Every token issued for the game's seats (rows never change once written; a seat
@@ -347,11 +389,13 @@ class GameService:
         turn_seconds: int | None = None,
         record: IdempotencyRecord | None = None,
         private: tuple[bytes, bytes] | None = None,
+        rematch_of: tuple[UUID, int] | None = None,
     ) -> Loaded:
         """A new game; bot seats that come first are taken now, and if bots take every seat the
         game is played to its end now. ``record``: of the keyed request, written with it.
         ``private``: the hashes of the creator's token and of the invitation of a private
-        game (service/store/invitations.py)."""
+        game (service/store/invitations.py). ``rematch_of``: the finished game and its seat
+        that proposes this one as its rematch (service/rematch.py)."""
         adapter = adapter_for(name)
         game = adapter.game
         if (bots or turn_seconds) and not autoplay.has_bots(game):
@@ -367,7 +411,9 @@ class GameService:
         game_id = uuid4()
         sealed, key_id = self.keys.seal_seed(game_id, seed)
         faults.point("decided")
-        self.store.create_game(game_id, name, sealed, outcome.events, record, key_id, private, fill)
+        self.store.create_game(
+            game_id, name, sealed, outcome.events, record, key_id, private, fill, rematch_of
+        )
         faults.point("appended")
         self._remember(game_id, name, outcome.state)
         self._private.put(game_id, private is not None)
@@ -382,12 +428,15 @@ class GameService:
         client: bytes | None = None,
         waiting_limit: int = 0,
         invitation: bytes | None = None,
+        rematch_of: tuple[UUID, int] | None = None,
     ) -> tuple[int, Loaded]:
         """Take the next free seat for ``name``; the seat's token hash is stored with it, and
         the ``client`` taking it (``Keyring.client_hash``), who may hold seats in at most
         ``waiting_limit`` waiting games (0: no limit). ``invitation``: the hash of the
         invitation presented to join a private game; 403 ``invalid_invitation`` if its creator
-        revoked or replaced it before the seat was taken (even while this join was deciding)."""
+        revoked or replaced it before the seat was taken (even while this join was deciding).
+        ``rematch_of``: the finished game and its seat taking its seat in this, its rematch
+        (written with the seat: ``RematchSeatTaken`` if it has one already)."""
         if client is not None and waiting_limit:
             self._check_waiting(game_id, client, waiting_limit)
         for _ in range(MAX_ATTEMPTS):
@@ -406,6 +455,7 @@ class GameService:
                     deadline=outcome.deadline,
                     record=record,
                     invitation=invitation,
+                    rematch_seat=None if rematch_of is None else (*rematch_of, seat),
                 )
             except VersionConflict:
                 metrics.APPEND_RETRIES.inc()

@@ -8,16 +8,22 @@ tests/test_settings.py checks that it does.
 
 from __future__ import annotations
 
+import difflib
 import functools
 import os
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 # Names the environment uses; those without the CARDROOM_ prefix are conventions of their own.
 _UNPREFIXED = {"database_url": "DATABASE_URL", "web_concurrency": "WEB_CONCURRENCY"}
+
+
+# Where rate limits may count (limits' storage schemes): one process, or Redis.
+RATE_LIMIT_SCHEMES = ("memory", "redis", "rediss", "redis+sentinel", "redis+cluster")
 
 
 class SettingsError(ValueError):
@@ -30,15 +36,22 @@ class Settings(BaseSettings):
     database_url: str | None = Field(
         None,
         validation_alias="DATABASE_URL",
-        description="PostgreSQL URL (the owner: it migrates); unset: the embedded server",
+        description="PostgreSQL URL: the owner's (it migrates) or the app role's (the database "
+        "is migrated already); unset: the embedded server. `DATABASE_URL_FILE`: a file holding it",
+    )
+    hosts: int = Field(
+        1,
+        ge=1,
+        description="hosts running `cardroom serve` on this database: hosts x workers x "
+        "connections per worker must fit the server's max_connections (checked at start)",
     )
     data_dir: Path = Field(
         Path("data/postgres"), description="the embedded PostgreSQL's files (no DATABASE_URL)"
     )
     app_role: str | None = Field(
         None,
-        description="role the workers connect as (default cardroom_app, unless DATABASE_URL "
-        "names a user); empty: the owner's URL",
+        description="role the workers connect as (default cardroom_app, whatever user "
+        "DATABASE_URL names; its password from PGPASSFILE); empty: the owner's URL",
     )
     pool_max: int = Field(10, ge=1, description="database connections per worker process")
     pool_timeout: float = Field(5.0, gt=0, description="seconds a request waits for a connection")
@@ -51,6 +64,15 @@ class Settings(BaseSettings):
     )
     lock_timeout: float = Field(
         3.0, gt=0, description="seconds a statement may wait for a lock (then cancelled: 503)"
+    )
+    request_budget: float = Field(
+        5.0,
+        gt=0,
+        description="seconds a request may wait for the database in all (a connection, locks,"
+        " statements, a synchronous standby) before it answers 503",
+    )
+    ready_timeout: float = Field(
+        2.0, gt=0, description="seconds GET /readyz's probe write may take to commit (then 503)"
     )
     idle_in_transaction_timeout: float = Field(
         10.0, gt=0, description="seconds a transaction may stay idle before its session ends"
@@ -97,6 +119,12 @@ class Settings(BaseSettings):
         description="seconds a waiting game waits for its seats to fill before it is cancelled"
         " (`game_cancelled`)",
     )
+    keys_check_seconds: float = Field(
+        5.0,
+        gt=0,
+        description="seconds /readyz may reuse its check that this host's keys hold every key "
+        "id the database has used",
+    )
     rate_limits: Literal["on", "off"] = Field("on", description="rate limits on or off")
     rate_limit_create: str = Field("30/minute", description="POST /games per client address")
     rate_limit_join: str = Field(
@@ -107,6 +135,16 @@ class Settings(BaseSettings):
     )
     rate_limit_moves: str = Field(
         "300/minute", description="POST /games/{id}/moves per bearer token"
+    )
+    rate_limit_storage: str = Field(
+        "memory://",
+        description="where rate limits count: `memory://` (each process alone: one worker"
+        " only) or a Redis URI (`redis://host:6379/0`, shared by every process and host)",
+    )
+    trusted_proxies: str = Field(
+        "",
+        description="comma-separated addresses or CIDRs of reverse proxies whose"
+        " X-Forwarded-For names the client; empty: the peer is the client",
     )
     waiting_games_per_address: int = Field(
         10, ge=0, description="games not yet started one address may hold seats in; 0: no cap"
@@ -125,7 +163,8 @@ class Settings(BaseSettings):
         None,
         ge=1,
         validation_alias="WEB_CONCURRENCY",
-        description="gunicorn worker processes (default: cores + 1)",
+        description="gunicorn worker processes (default: the CPUs this process may use, by its "
+        "CPU quota and affinity, + 1)",
     )
 
     @field_validator("rate_limits", "log_format", "log_level", mode="before")
@@ -134,6 +173,17 @@ class Settings(BaseSettings):
         if not isinstance(value, str):
             return value
         return value.upper() if getattr(info, "field_name", "") == "log_level" else value.lower()
+
+    @field_validator("database_url")
+    @classmethod
+    def _postgresql(cls, value: str | None) -> str | None:
+        if value is None or _is_postgresql(value):
+            return value
+        scheme = value.partition("://")[0] if "://" in value else "none"
+        raise ValueError(
+            f"must be a PostgreSQL URL (postgresql://user@host:5432/db) or libpq key=value"
+            f" settings; its scheme is {scheme[:20]!r}"
+        )
 
     @field_validator(
         "rate_limit_create", "rate_limit_join", "rate_limit_join_game", "rate_limit_moves"
@@ -148,6 +198,48 @@ class Settings(BaseSettings):
             raise ValueError("must be a rate like 30/minute or 10/minute;100/hour") from None
         return value
 
+    @field_validator("rate_limit_storage")
+    @classmethod
+    def _storage(cls, value: str) -> str:
+        scheme = value.partition("://")[0]
+        if "://" not in value or scheme not in RATE_LIMIT_SCHEMES:
+            raise ValueError(f"must be a URI of one of {', '.join(RATE_LIMIT_SCHEMES)}")
+        return value
+
+    @field_validator("trusted_proxies")
+    @classmethod
+    def _networks(cls, value: str) -> str:
+        import ipaddress
+
+        for part in filter(None, (p.strip() for p in value.split(","))):
+            try:
+                ipaddress.ip_network(part, strict=False)
+            except ValueError:
+                raise ValueError(f"{part!r} is not an address or CIDR (10.0.0.0/8)") from None
+        return value
+
+
+def _is_postgresql(url: str) -> bool:
+    if "://" in url:
+        return url.split("://", 1)[0].lower() in ("postgresql", "postgres")
+    return "=" in url  # libpq's key=value form
+
+
+# Secrets may come from files (Docker and Kubernetes secrets), never only from inline values:
+# ``<NAME>_FILE`` names a file whose content (without its final newline) is the value.
+SECRET_FILES = {"database_url": "DATABASE_URL_FILE"}
+# Variables of the project's tools, not of the service: the start does not refuse them.
+_TOOLS = ("CARDROOM_BENCH_", "CARDROOM_TEST_")
+_TOOL_NAMES = {
+    "CARDROOM_CHROMIUM",
+    "CARDROOM_AXE_CACHE",
+    "CARDROOM_PG_BIN",
+    "CARDROOM_PROPERTY_SCALE",
+    "CARDROOM_APP_PASSWORD_FILE",  # the database container's init script (deploy/)
+}
+# The keys' variables (service/keys.py): read there, never echoed (CARDROOM_KEYS is a secret).
+KEYS_NAMES = {"CARDROOM_KEYS", "CARDROOM_KEYS_FILE"}
+
 
 def env_name(field: str) -> str:
     """The environment variable of ``field``."""
@@ -161,7 +253,8 @@ def settings() -> Settings:
     return _settings(_environment())
 
 
-_ENVIRONMENT_NAMES = {name.upper() for name in _UNPREFIXED.values()}
+_ENVIRONMENT_NAMES = {name.upper() for name in (*_UNPREFIXED.values(), *SECRET_FILES.values())}
+SECRET_FIELDS = {"database_url"}  # never echoed in an error: a URL may carry a password
 
 
 def _environment() -> frozenset[tuple[str, str]]:
@@ -176,9 +269,53 @@ def _environment() -> frozenset[tuple[str, str]]:
 @functools.lru_cache(maxsize=16)
 def _settings(environment: frozenset[tuple[str, str]]) -> Settings:
     try:
-        return Settings()
+        return Settings(**_from_files(dict(environment)))
     except ValidationError as error:
         raise SettingsError(_one_line(error)) from None
+
+
+def _from_files(environment: dict[str, str]) -> dict[str, Any]:
+    """The values of ``SECRET_FILES`` read from their files, by the names Settings takes."""
+    values: dict[str, Any] = {}
+    for field, variable in SECRET_FILES.items():
+        path = environment.get(variable)
+        if not path:
+            continue
+        if environment.get(env_name(field)):
+            raise SettingsError(f"set {env_name(field)} or {variable}, not both")
+        try:
+            values[env_name(field)] = Path(path).read_text(encoding="utf-8").rstrip("\r\n")
+        except OSError as exc:
+            raise SettingsError(f"{variable}={path!r}: cannot read it: {exc.strerror}") from None
+    return values
+
+
+def known_names() -> set[str]:
+    """Every CARDROOM_ variable the service (or one of the project's tools) reads."""
+    fields = {env_name(field) for field in Settings.model_fields}
+    return fields | set(SECRET_FILES.values()) | KEYS_NAMES | _TOOL_NAMES
+
+
+def check_environment(environ: Mapping[str, str] | None = None) -> None:
+    """Refuse unknown ``CARDROOM_*`` variables (a misspelt setting would be silently ignored),
+    naming each with the nearest known name."""
+    known = known_names()
+    unknown = sorted(
+        name.upper()
+        for name in (os.environ if environ is None else environ)
+        if name.upper().startswith("CARDROOM_")
+        and name.upper() not in known
+        and not name.upper().startswith(_TOOLS)
+    )
+    if not unknown:
+        return
+    described = []
+    for name in unknown:
+        near = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.6)
+        described.append(f"{name} (did you mean {near[0]}?)" if near else name)
+    raise SettingsError(
+        f"unknown setting {', '.join(described)}: the README's settings table lists them all"
+    )
 
 
 def _one_line(error: ValidationError) -> str:
@@ -187,5 +324,7 @@ def _one_line(error: ValidationError) -> str:
         field = str(item["loc"][0]) if item["loc"] else ""
         name = env_name(field) if field in Settings.model_fields else field
         message = item["msg"].removeprefix("Value error, ")
-        problems.append(f"{name}={item.get('input')!r}: {message}")
+        secret = field in SECRET_FIELDS or name in {env_name(f) for f in SECRET_FIELDS}
+        shown = "<hidden>" if secret else repr(item.get("input"))
+        problems.append(f"{name}={shown}: {message}")
     return "invalid setting " + "; ".join(problems)

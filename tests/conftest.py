@@ -8,6 +8,7 @@ the database, so they must not assume it is empty: use fresh UUIDs and unique ga
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import tempfile
@@ -21,6 +22,7 @@ import pytest
 from logging_guard import LoggingGuard
 from psycopg_pool import ConnectionPool
 
+from service import keys as service_keys
 from service.store.db import drop_database, make_pool
 from service.store.events import EventStore
 
@@ -36,6 +38,9 @@ os.environ.setdefault("CARDROOM_RATE_LIMITS", "off")
 os.environ.setdefault(
     "CARDROOM_KEYS_FILE", os.path.join(tempfile.mkdtemp(prefix="cardroom-keys-"), "keys.json")
 )
+if not os.path.exists(os.environ["CARDROOM_KEYS_FILE"]):  # the service never makes keys itself
+    with contextlib.suppress(service_keys.KeysError):  # (another xdist worker made them first)
+        service_keys.init()
 # Without Chromium the browser tests (tests/test_web_*.py) are skipped with this note, so that
 # `make test` runs everything else; under CI (CI=true) they run, and fail, instead.
 NO_CHROMIUM = (

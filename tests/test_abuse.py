@@ -289,6 +289,21 @@ def test_the_app_counts_its_limits_in_the_swept_storage(pool: ConnectionPool) ->
     assert isinstance(app.extensions["cardroom_limiter"].storage, SweptMemoryStorage)
 
 
+def test_the_limiter_adds_no_work_to_every_request(pool: ConnectionPool) -> None:
+    """Only the limited routes' wrappers count (the limits above pass through them): none of
+    Flask-Limiter's own hooks runs on each request (service/http/abuse.py, _without_hooks)."""
+    app = create_app(pool=pool, config={"RATELIMIT_ENABLED": True})
+    limiter = app.extensions["cardroom_limiter"]
+    hooks = [
+        hook
+        for table in (app.before_request_funcs, app.after_request_funcs, app.teardown_request_funcs)
+        for functions in table.values()
+        for hook in functions
+    ]
+    assert hooks and not [hook for hook in hooks if abuse._of(hook, limiter)]
+    assert limiter in app.extensions["limiter"]  # still the app's: its wrappers count the limits
+
+
 # --- CORS ----------------------------------------------------------------------------------------
 
 

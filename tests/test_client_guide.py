@@ -1,6 +1,9 @@
-"""The client guide's bot (docs/client-guide.md) works as written, each copy in its own process
-with only ``requests``: two play a whole Sushi Go! game against each other over the SSE stream,
-and one creates and plays a whole game of each kind against the service's bot."""
+"""docs/client-guide.md's examples work as written, each in its own process, against a real
+``cardroom serve``: the raw HTTP bot (only ``requests``) plays whole games, two copies against
+each other and one of each kind against the service's bot, and survives a stream answered
+``429 too_many_streams``; the cardroom-client bot and the PettingZoo policy example play to the
+end, the former through a refused stream too; the receipt check verifies real receipts and
+refuses a forged one. The README's "Clients" bot is the guide's."""
 
 from __future__ import annotations
 
@@ -8,59 +11,196 @@ import json
 import re
 import subprocess
 import sys
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager, suppress
 from pathlib import Path
+from typing import Any
 
+import httpx
 import pytest
-from api_client import ApiClient, LiveServer
+from cardroom_client import Client
+from client_support import STREAMS_PER_ADDRESS
+from serve_support import Served
 
-pytest_plugins = ["api_fixtures"]
+pytest_plugins = ["client_fixtures"]
 
-GUIDE = (Path(__file__).resolve().parent.parent / "docs" / "client-guide.md").read_text()
+ROOT = Path(__file__).resolve().parent.parent
+GUIDE = (ROOT / "docs" / "client-guide.md").read_text()
+README = (ROOT / "README.md").read_text()
+WAIT = 60.0  # seconds: the most a refused stream may take to be counted by the server
 
 
-def guide_bot() -> str:
-    pattern = r"<!-- client-bot:start -->\s*```python\n(.*?)```\s*<!-- client-bot:end -->"
-    match = re.search(pattern, GUIDE, re.S)
-    assert match, "docs/client-guide.md has no client-bot block"
+def block(name: str, text: str = GUIDE) -> str:
+    pattern = rf"<!-- {name}:start -->\s*```python\n(.*?)```\s*<!-- {name}:end -->"
+    match = re.search(pattern, text, re.S)
+    assert match, f"no {name} block"
     return match.group(1)
 
 
-def test_two_guide_bots_play_a_game_to_the_end(
-    live_server: LiveServer, api: ApiClient, tmp_path: Path
-) -> None:
+def run_example(path: Path, *args: str) -> dict[str, Any] | str:
+    run = subprocess.run(
+        [sys.executable, str(path), *args], capture_output=True, text=True, timeout=180
+    )
+    assert run.returncode == 0, run.stderr
+    last = run.stdout.strip().splitlines()[-1]
+    return json.loads(last) if last.startswith("{") else last
+
+
+# --- the raw HTTP bot ------------------------------------------------------------------------
+
+
+def test_two_raw_bots_play_a_game_to_the_end(served: Served, tmp_path: Path) -> None:
     bot = tmp_path / "bot.py"
-    bot.write_text(guide_bot())
-    game = api.create_game(2)
-    url = f"{live_server.url}/games/{game['game_id']}"
-    bots = [
-        subprocess.Popen(
-            [sys.executable, str(bot), url, name], stdout=subprocess.PIPE, stderr=subprocess.PIPE
-        )
-        for name in ("Ada", "Bea")
-    ]
-    results = []
-    for process in bots:
-        out, err = process.communicate(timeout=120)
-        assert process.returncode == 0, err.decode()
-        results.append(json.loads(out.decode().strip().splitlines()[-1]))
-    final = api.game(game["game_id"])
-    assert final["status"] == "over"
+    bot.write_text(block("client-bot"))
+    with Client(served.url) as client:
+        game = client.create_game("sushi-go", 2)
+        bots = [
+            subprocess.Popen(
+                [sys.executable, str(bot), game.url, name],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+            )
+            for name in ("Ada", "Bea")
+        ]
+        results = []
+        for process in bots:
+            out, err = process.communicate(timeout=120)
+            assert process.returncode == 0, err.decode()
+            results.append(json.loads(out.decode().strip().splitlines()[-1]))
+        final = game.view()
+    assert final.status == "over"
     assert sorted(r["seat"] for r in results) == [0, 1]
-    assert all(r["totals"] == final["totals"] for r in results)
+    assert all(r["totals"] == list(final.totals) for r in results)
+    assert all(r["audit_ok"] is True and r["receipts"] > 10 for r in results)
 
 
 @pytest.mark.parametrize("kind", ["sushi-go", "sequence"])
-def test_the_guide_bot_creates_and_plays_each_game(
-    live_server: LiveServer, api: ApiClient, tmp_path: Path, kind: str
-) -> None:
+def test_the_raw_bot_creates_and_plays_each_game(served: Served, tmp_path: Path, kind: str) -> None:
     bot = tmp_path / "bot.py"
-    bot.write_text(guide_bot())
-    command = [sys.executable, str(bot), live_server.url, "Ada", "--new", kind]
-    run = subprocess.run(command, capture_output=True, text=True, timeout=180)
+    bot.write_text(block("client-bot"))
+    result = run_example(bot, served.url, "Ada", "--new", kind)
+    assert isinstance(result, dict) and result["seat"] == 0 and result["audit_ok"] is True
+    with Client(served.url) as client:
+        final = client.game(result["game_id"]).view()
+    assert final.game == kind and final.status == "over"
+    assert result["totals"] == list(final.totals)
+    assert final.seats[0].name == "Ada"
+
+
+# --- a stream refused: 429 too_many_streams ----------------------------------------------------
+
+
+def refused_streams(served: Served) -> int:
+    """How many stream requests the server has answered 429 so far (its /metrics)."""
+    text = httpx.get(f"{served.url}/metrics", timeout=10).text
+    pattern = (
+        r'cardroom_http_request_duration_seconds_count\{[^}]*route="[^"]*stream"'
+        r'[^}]*status="429"[^}]*\} (\S+)'
+    )
+    return int(sum(float(n) for n in re.findall(pattern, text)))
+
+
+@contextmanager
+def streams_held(served: Served) -> Iterator[ExitStack]:
+    """Every stream one address may open, held open on a game nobody plays; closing the stack
+    releases them."""
+    with Client(served.url) as client, httpx.Client(base_url=served.url, timeout=30) as http:
+        waiting = client.create_game("sushi-go", 3)
+        with ExitStack() as held:
+            for _ in range(STREAMS_PER_ADDRESS):
+                stream = held.enter_context(http.stream("GET", f"{waiting.path}/stream"))
+                assert stream.status_code == 200
+            yield held
+
+
+def play_through_a_refused_stream(served: Served, command: list[str]) -> str:
+    """Run ``command`` while the streams are all held, until the server has refused it a
+    stream; then release them. Its output, once it has finished."""
+    with streams_held(served) as held:
+        before = refused_streams(served)
+        process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        deadline = time.monotonic() + WAIT
+        while refused_streams(served) == before:
+            assert time.monotonic() < deadline, "the example never asked for a stream"
+            with suppress(subprocess.TimeoutExpired):
+                process.wait(0.2)  # paces the checks; an example that ends early fails below
+            if process.returncode is not None:
+                break
+        held.close()
+    out, err = process.communicate(timeout=180)
+    assert process.returncode == 0, err.decode()
+    return out.decode()
+
+
+def test_the_raw_bot_survives_a_refused_stream(served: Served, tmp_path: Path) -> None:
+    """The guide's old bot crashed here (``TypeError: startswith first arg must be bytes``):
+    it read the 429's problem+json as the event stream."""
+    bot = tmp_path / "bot.py"
+    bot.write_text(block("client-bot"))
+    out = play_through_a_refused_stream(
+        served, [sys.executable, str(bot), served.url, "Ada", "--new", "sushi-go"]
+    )
+    result = json.loads(out.strip().splitlines()[-1])
+    with Client(served.url) as client:
+        assert client.game(result["game_id"]).view().status == "over"
+    assert result["audit_ok"] is True
+
+
+# --- the cardroom-client examples ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", ["sushi-go", "sequence"])
+def test_the_client_bot_example_plays_each_game(served: Served, tmp_path: Path, kind: str) -> None:
+    bot = tmp_path / "bot.py"
+    bot.write_text(block("client-example"))
+    line = run_example(bot, served.url, kind)
+    assert isinstance(line, str) and line.startswith("over [") and line.endswith("] True")
+
+
+def test_the_play_command_seats_the_client_bot_example(served: Served, tmp_path: Path) -> None:
+    (tmp_path / "bot.py").write_text(block("client-example"))
+    command = [sys.executable, "-m", "cardroom_client.play", "--game", "sequence"]
+    command += ["--bot", "bot:FirstCardBot", served.url]
+    run = subprocess.run(command, capture_output=True, text=True, timeout=180, cwd=tmp_path)
     assert run.returncode == 0, run.stderr
     result = json.loads(run.stdout.strip().splitlines()[-1])
-    assert result["seat"] == 0
-    final = api.game(result["game_id"])
-    assert final["game"] == kind and final["status"] == "over"
-    assert result["totals"] == final["totals"]
-    assert final["seats"][0]["name"] == "Ada"
+    assert result["status"] == "over" and result["audit_ok"] is True
+
+
+def test_the_client_bot_example_survives_a_refused_stream(served: Served, tmp_path: Path) -> None:
+    bot = tmp_path / "bot.py"
+    bot.write_text(block("client-example"))
+    out = play_through_a_refused_stream(served, [sys.executable, str(bot), served.url, "sushi-go"])
+    assert out.strip().splitlines()[-1].startswith("over [")
+
+
+def test_the_readme_bot_is_the_guides() -> None:
+    assert block("client-example", README) == block("client-example")
+
+
+def test_the_policy_example_plays_offline_then_online(served: Served, tmp_path: Path) -> None:
+    example = tmp_path / "policy.py"
+    example.write_text(block("client-policy"))
+    assert run_example(example, served.url) == "over"
+
+
+def test_the_receipt_check_verifies_and_refuses(served: Served) -> None:
+    from nacl.exceptions import BadSignatureError
+
+    namespace: dict[str, Any] = {}
+    exec(block("verify-receipt-python"), namespace)
+    with httpx.Client(base_url=served.url) as http:
+        keys = http.get("/.well-known/cardroom-keys").json()
+        answer = http.post(
+            "/games",
+            json={"game": "sequence", "players": 2},
+            headers={"Idempotency-Key": str(uuid.uuid4())},
+        )
+        receipt = answer.json()["receipt"]
+        namespace["verify"](receipt, keys)
+        from_header = json.loads(namespace["unb64url"](answer.headers["Cardroom-Receipt"]))
+        namespace["verify"](from_header, keys)
+        with pytest.raises(BadSignatureError):
+            namespace["verify"]({**receipt, "version": receipt["version"] + 1}, keys)

@@ -108,7 +108,8 @@ def test_readyz_is_false_while_the_disk_is_full(tiny_disk: tuple[str, Path]) -> 
         assert shutil.disk_usage(mount).free < 8192  # not even one page of PostgreSQL's
         ready = client.get("/readyz")
         assert ready.status_code == 503, ready.json
-        assert ready.json["code"] == "database_unavailable"
+        assert ready.json["code"] == "not_ready"
+        assert ready.json["checks"]["database_commits"].startswith("disk_full: "), ready.json
         with pytest.raises(StoreUnavailable, match="No space left on device"):  # the cause
             EventStore(pool).check_writable()
         assert ready.headers["Retry-After"]

@@ -21,10 +21,14 @@ DISTRIBUTION: dict[str, str | None] = {
     "turn_deadlines": "game_id",
     "private_games": "game_id",  # migration 0009: a private game's creator token hash
     "invitations": "game_id",  # its invitations, looked up by game only
+    "game_signatures": "game_id",  # 0014: a finished game's signature, one row per game
+    "rematches": "game_id",  # migration 0016: a finished game's rematch (no key on the new game)
+    "rematch_seats": "game_id",  # the finished game's seats that took a seat in it
     # Written in the same statement as the events of the request it records (migration 0015).
     "idempotency_keys": "game_id",
     "alembic_version": None,  # one row: a local table of the coordinator
     "readiness_probe": None,  # /readyz's scratch row (0011): a local table of the coordinator
+    "key_ids": None,  # the service's key ids (0012): a few rows, a reference table
 }
 
 # Keys of distributed tables without the distribution column: none since migration 0015 (the

@@ -8,7 +8,8 @@ import pytest
 
 from domain.decider import GAME_CREATED, Event
 from service.http.app import create_app
-from service.store.events import EventStore, db
+from service.store import db
+from service.store.events import EventStore
 
 
 def test_embedded_server_is_the_default_and_keeps_games(

@@ -20,7 +20,7 @@ from api_client import LiveServer
 pytest_plugins = ["api_fixtures"]
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGE = "cardroom_client"
+PACKAGE = "generated_client"  # not cardroom_client: that is our own package (clients/python)
 
 
 # Responses the generator has no code for, as it says on stderr: files that are not JSON (the

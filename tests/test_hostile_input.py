@@ -62,7 +62,8 @@ def _post_raw(api: ApiClient, path: str, raw: str | bytes, token: str | None = N
 # --- absurd numbers ------------------------------------------------------------------------------
 
 # JSON literals, sent as raw text (in place of @): Python's json (and so Flask) reads NaN and
-# Infinity, and turns 1e400 into inf; none of them is an integer.
+# Infinity, and turns 1e400 into inf; none of them is an integer in range. (2.0 and -0.0 are
+# integers, read as 2 and 0: test_integers_written_with_a_fraction_are_integers.)
 ABSURD_NUMBERS = [
     "NaN",
     "Infinity",
@@ -71,11 +72,11 @@ ABSURD_NUMBERS = [
     "-1e308",
     "1e400",
     "1e-320",
-    "2.0",
+    "2.5",
     str(2**63),
     str(-(2**63) - 1),
     "9" * 4000,  # within Python's int-parsing limit
-    "-0.0",
+    "-7.0",
 ]
 
 
@@ -101,6 +102,29 @@ def test_absurd_numbers_in_create_bodies(hostile_api: ApiClient, number: str) ->
         )
         problem = expect_problem(response, 400, "invalid_request")
         assert field in json.dumps(problem["errors"]), problem
+
+
+def test_integers_written_with_a_fraction_are_integers(hostile_api: ApiClient) -> None:
+    """JSON Schema's ``integer`` is any number whose fraction is zero (the contract allows 2.0):
+    the service reads such numbers as the integers they are, in every body."""
+    raw = (
+        '{"game": "sushi-go", "players": 2.0, "turn_seconds": 3e2,'
+        ' "bots": [{"seat": 1.0, "kind": "greedy"}]}'
+    )
+    response = _post_raw(hostile_api, "/games", raw, valid=True)
+    expect_status(response, 201)
+    assert response.json()["rules"]["players"] == 2 and response.json()["turn_seconds"] == 300
+    raw = '{"game": "sequence", "players": 2E0, "rules": {"teams": 20e-1}}'
+    response = _post_raw(hostile_api, "/games", raw, valid=True)
+    expect_status(response, 201)
+    assert response.json()["rules"]["players"] == 2 and response.json()["rules"]["teams"] == 2
+    game = hostile_api.create_game(2)
+    seats = [hostile_api.join(game["game_id"], name)["token"] for name in ("Ina", "Ole")]
+    hand = hostile_api.game(game["game_id"], token=seats[0])["you"]["hand"]
+    raw = json.dumps({"cards": hand[:1]})[:-1] + ', "round": 1.0, "turn": 1e0}'
+    picked = _post_raw(hostile_api, f"/games/{game['game_id']}/moves", raw, seats[0], True)
+    expect_status(picked, 200)
+    assert hostile_api.game(game["game_id"], token=seats[0])["you"]["pick"]["cards"] == hand[:1]
 
 
 def test_an_integer_too_long_to_parse_is_malformed_json(hostile_api: ApiClient) -> None:
@@ -209,16 +233,19 @@ def test_control_characters_and_surrogates_are_refused(
     game = hostile_api.create_game(2)
     request_valid = None if valid is None else False
     # A seat's name (a person's or a bot's) is the name rule's (422 saying why, test_names.py);
-    # the game's kind is the schema's (400).
+    # the game's kind is the schema's (400); a lone surrogate is no text at all, in any field
+    # (400 naming the field, service/http/strict_json.py).
     response = _post_raw(
         hostile_api, f"/games/{game['game_id']}/players", _body_with(text, "join"), valid=None
     )
-    assert expect_problem(response, 422, "invalid_name")["errors"]["reason"] in (
-        "control",
-        "not_text",
-    )
-    response = _post_raw(hostile_api, "/games", _body_with(text, "bot"), valid=None)
-    expect_problem(response, 422, "invalid_name")
+    response_bot = _post_raw(hostile_api, "/games", _body_with(text, "bot"), valid=None)
+    if valid is None:
+        assert "name" in expect_problem(response, 400, "invalid_request")["errors"]
+        errors = expect_problem(response_bot, 400, "invalid_request")["errors"]
+        assert errors == {"bots": {"0": {"name": ["not valid Unicode text (a lone surrogate)"]}}}
+    else:
+        assert expect_problem(response, 422, "invalid_name")["errors"]["reason"] == "control"
+        expect_problem(response_bot, 422, "invalid_name")
     response = _post_raw(hostile_api, "/games", _body_with(text, "game"), valid=request_valid)
     assert "game" in expect_problem(response, 400, "invalid_request")["errors"]
     if valid is not None:  # requests cannot encode a lone surrogate in a URL

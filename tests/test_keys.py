@@ -27,21 +27,33 @@ SEED = bytes(range(32))
 
 
 @pytest.fixture
-def keys_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def no_keys(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     path = tmp_path / "keys" / "keys.json"
     monkeypatch.setenv(keys.ENV_FILE, str(path))
     monkeypatch.delenv(keys.ENV_KEYS, raising=False)
     return path
 
 
+@pytest.fixture
+def keys_file(no_keys: Path) -> Path:
+    assert main(["keys", "init"]) == 0
+    return no_keys
+
+
 def ring() -> keys.Keyring:
     return keys.Keyring.from_jwks(keys.read_document())
 
 
-def test_the_keys_file_is_made_on_first_use_readable_by_its_owner_only(keys_file: Path) -> None:
+def test_keys_are_made_by_init_only_readable_by_their_owner(no_keys: Path) -> None:
+    with pytest.raises(keys.KeysMissing, match=str(no_keys)):
+        ring()
+    assert main(["keys"]) == 2  # showing them creates nothing either
+    assert not no_keys.exists()
+    assert main(["keys", "init"]) == 0
     first = ring()
-    assert stat.S_IMODE(keys_file.stat().st_mode) == 0o600
-    assert ring().active_signing == first.active_signing  # read back, not made again
+    assert stat.S_IMODE(no_keys.stat().st_mode) == 0o600
+    assert main(["keys", "init"]) == 2  # keys in use are never replaced
+    assert ring().active_signing == first.active_signing
     assert first.active_signing == receipts.key_id(first.public[first.active_signing])
 
 
@@ -51,7 +63,7 @@ def test_rotation_keeps_old_receipts_verifiable_and_old_seeds_readable(keys_file
     signed_before = old.receipt(game, 3, "ab" * 32, SEED)
     sealed_before = old.seal_seed(game, b"s" * 32)
 
-    assert main(["keys", "--rotate"]) == 0
+    assert main(["keys", "rotate"]) == 0
     new = ring()
     assert new.active_signing != old.active_signing and new.active_seed != old.active_seed
     signed_after = new.receipt(game, 4, "cd" * 32, SEED)

@@ -21,10 +21,12 @@ EVERYTHING = {
     "service.errors",
     "service.faults",
     "service.keys",
+    "service.key_registry",
     "service.store",
     "service.games",
     "service.autoplay",
     "service.play",
+    "service.rematch",
     "service.live",
     "service.http",
     "service.cli",
@@ -39,6 +41,8 @@ ALLOWED = {
     "service.errors": {"domain"},
     "service.faults": {"service.settings"},  # test-only fault points, inert unless switched on
     "service.keys": {"domain", *BASE},  # the signing and sealing keys, kept outside the database
+    # Which key ids the database has used (issue 27): this host's keys checked against PostgreSQL.
+    "service.key_registry": {"domain", "service.keys", *BASE},
     "service.store": {"domain", "service.errors", "service.store", *BASE},
     "service.games": {"domain", "service.bodies", "service.games"},
     "service.autoplay": {"domain", "service.games"},
@@ -51,7 +55,10 @@ ALLOWED = {
         "service.autoplay",
         "service.faults",
         "service.keys",
+        "service.key_registry",
     },
+    # Rematches (issue 29): the service layer's commands, on top of play.py's.
+    "service.rematch": {*BASE, "domain", "service.errors", "service.store", "service.play"},
     "service.live": {
         *BASE,
         "domain",

@@ -27,6 +27,10 @@ APP_TABLES = {
     "private_games": "creator_hash",
     "invitations": "token_hash",
     "turn_deadlines": "deadline",
+    "game_signatures": "receipt",  # 0014: a finished game's signature, made once
+    "key_ids": "retired_at",  # 0012: hosts record their keys; only the owner retires one
+    "rematches": "rematch_id",
+    "rematch_seats": "new_seat",
 }
 TEST_PASSWORD = "cardroom-test"  # only where the test server wants passwords (testcontainers)
 

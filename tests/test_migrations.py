@@ -7,8 +7,9 @@ import sys
 import uuid
 
 import psycopg
+from alembic.script import ScriptDirectory
 
-from service.store.db import ROOT, drop_database, ensure_database
+from service.store.db import ROOT, alembic_config, drop_database, ensure_database
 
 
 def test_concurrent_migrations_apply_once(database_url: str) -> None:
@@ -29,16 +30,20 @@ def test_concurrent_migrations_apply_once(database_url: str) -> None:
             tables = conn.execute(
                 "SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY 1"
             ).fetchall()
-        assert versions == [("0015",)]
+        assert versions == [(ScriptDirectory.from_config(alembic_config(url)).get_current_head(),)]
         assert [t for (t,) in tables] == [
             "alembic_version",
             "events",
             "game_secrets",
+            "game_signatures",
             "games",
             "idempotency_keys",
             "invitations",
+            "key_ids",
             "private_games",
             "readiness_probe",
+            "rematch_seats",
+            "rematches",
             "seats",
             "turn_deadlines",
         ]

@@ -201,12 +201,15 @@ def test_readyz_is_false_while_the_database_refuses_writes(scratch_database: str
             assert client.get("/healthz").status_code == 200  # reads still work
             ready = client.get("/readyz")
             assert ready.status_code == 503
-            assert ready.json["code"] == "database_unavailable"
+            assert ready.json["code"] == "not_ready"
+            assert ready.json["checks"]["database_read_write"].startswith("read_only: ")
+            assert "database_read_write" in ready.json["detail"]
             assert ready.headers["Retry-After"]
             assert client.get("/livez").status_code == 200  # no reason to restart the process
             # A write is a 503 too (retry later), not a 500.
             created = client.post("/games", json={"game": "sushi-go", "players": 2})
             assert created.status_code == 503, created.json
+            assert created.json["cause"] == "read_only", created.json
     finally:
         _read_only(scratch_database, False)
     with db.make_pool(scratch_database, max_size=2) as pool:

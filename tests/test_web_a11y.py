@@ -104,3 +104,38 @@ def test_a_round_s_summary_beside_its_last_reveal_has_no_violations(
         take_turn(page, rng, chopsticks=0)
     expect(page.locator("#turn-sound")).to_be_visible()
     clean(page, "a round's summary with its last reveal")
+
+
+def test_a_reveal_and_a_rematch_offer_have_no_violations(contexts: Any, live_server: Any) -> None:
+    """Issue 29: the marks of a reveal, the reveal line, the card faces, the outcome panel and
+    "‹name› proposes a rematch — Join"."""
+    page = contexts(width=375, bypass_csp=True).new_page()
+    game_id = create_game(page, "Uma", 2)
+    other = requests.post(
+        f"{live_server.url}/games/{game_id}/players", json={"name": "Vic"}, timeout=10
+    ).json()
+    page.wait_for_selector("#hand button.pickable")
+    take_turn(page, random.Random(5), chopsticks=0)
+    view = requests.get(
+        f"{live_server.url}/games/{game_id}",
+        headers={"Authorization": f"Bearer {other['token']}"},
+        timeout=10,
+    ).json()
+    move = {"round": 1, "turn": 1, "cards": [view["you"]["hand"][0]]}
+    headers = {"Authorization": f"Bearer {other['token']}"}
+    requests.post(
+        f"{live_server.url}/games/{game_id}/moves", json=move, headers=headers, timeout=10
+    )
+    expect(page.locator("#table .card.fresh")).to_have_count(2)
+    expect(page.locator("#reveal-line")).to_contain_text("Turn 1 revealed")
+    clean(page, "a reveal, marked")
+    token = page.evaluate(f"JSON.parse(localStorage['cardroom.seats'])['{game_id}'].token")
+    for bearer in (token, other["token"]):
+        requests.post(
+            f"{live_server.url}/games/{game_id}/resign",
+            headers={"Authorization": f"Bearer {bearer}"},
+            timeout=10,
+        )
+    requests.post(f"{live_server.url}/games/{game_id}/rematch", headers=headers, timeout=10)
+    expect(page.locator("#rematch-offer")).to_contain_text("Vic proposes a rematch — Join")
+    clean(page, "a finished game with a rematch offered")

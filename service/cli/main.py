@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 import atexit
-import json
+import contextlib
 import logging
 import math
 import os
@@ -22,18 +22,24 @@ from typing import Any
 # itself (main() recognises its errors only once it is loaded). `cardroom serve` monkey-patches
 # the process for gevent first, and they must see the patched threading and select modules.
 from service import logs
-from service.settings import SettingsError, settings
+from service.keys import KeysError
+from service.settings import SettingsError, check_environment, settings
 
 # The default worker: gevent's (service/http/worker.py), where an open stream, a long poll or a
 # slow client costs a greenlet, not a thread. "gthread" keeps the former threaded worker.
+log = logging.getLogger("cardroom.serve")
 GEVENT_WORKER = "service.http.worker.CardroomWorker"
 WORKER_CLASSES = {"gevent": GEVENT_WORKER, "gthread": "gthread"}
 DEFAULT_THREADS = 16  # gthread only: each open stream or long poll holds one
+KEY_ACTIONS = ("show", "init", "rotate", "retire", "check")
 
 
 def _default_workers() -> int:
-    # A few processes use every core; each serves thousands of connections (gevent).
-    return settings().web_concurrency or (os.cpu_count() or 1) + 1
+    # A few processes use every usable CPU (by the CPU quota and affinity, not the host's
+    # count); each serves thousands of connections (gevent).
+    from service.cli.capacity import default_workers
+
+    return settings().web_concurrency or default_workers()
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -79,13 +85,17 @@ def _parser() -> argparse.ArgumentParser:
         " each is checked against the export; needs --keys",
     )
     keys = commands.add_parser(
-        "keys", help="print the service's public signing keys (a JWK Set); --rotate adds new keys"
+        "keys",
+        help="the service's keys: show (the public JWK Set), init, rotate, retire KID, check",
+        description="show: print the public signing keys of the keys file (or CARDROOM_KEYS);"
+        " init: create the keys file (a new deployment); rotate: add a new signing key and seed"
+        " key, used by new games from each host's next start; retire KID: the database no longer"
+        " asks hosts for that key's secret (README: Keys); check: do these keys hold every key"
+        " id the database has used?",
     )
-    keys.add_argument(
-        "--rotate",
-        action="store_true",
-        help="add a new signing key and seed key, active from the next start; old ones stay valid",
-    )
+    keys.add_argument("action", nargs="?", default="show", choices=KEY_ACTIONS)
+    keys.add_argument("kid", nargs="?", help="retire: the key id")
+    keys.add_argument("--rotate", action="store_true", help=argparse.SUPPRESS)  # old spelling
     replay = commands.add_parser("replay", help="print a game turn by turn from its export")
     replay.add_argument(
         "source", metavar="FILE|URL", help="an export, or http(s)://host/games/<id>"
@@ -127,18 +137,35 @@ def serve(
         # queues them on the connection pool, not in the listen backlog: waiting there is not
         # an outage (a database known to be down still answers 503 at once: db.py).
         os.environ.setdefault("CARDROOM_POOL_TIMEOUT", "30")
-    from service import keys
-
     _share_metrics_between_workers()
+    from service import key_registry, keys
+    from service.cli import capacity
     from service.http.connections import ConnectionSettings
     from service.store import db
 
-    keys.load()  # created here on first start, before the workers fork (they read the same file)
-    url = migrate()
+    with contextlib.suppress(keys.KeysMissing):  # a bad CARDROOM_KEYS: one line, before all
+        keys.load()
+    url = db.database_url()
+    db.check_reachable(url)  # a one-line error, before alembic's traceback could
+    configured = settings()
+    budget = capacity.check_connection_budget(url, configured.hosts, workers, configured.pool_max)
+    # Before the workers fork (they inherit the keyring checked here), and before migrating when
+    # the schema has the key ids already: refuses to start if these keys lack an id the
+    # database has used; creates keys only for a brand-new database.
+    checked = key_registry.prepare(url)
+    if db.is_app_role(url):  # compose: a one-shot step migrated as the owner
+        db.check_migrated(url)
+    else:
+        db.migrate(url)
+    if not checked:
+        key_registry.prepare(url)
+    log.info("connections: %s", budget)
     # Why: the workers are forked from this process; they must use the database resolved here
     # (this process owns the embedded server, if any) rather than start their own. They connect
-    # as the least privileged role (SELECT and INSERT only) unless told otherwise: db.app_url.
+    # as the least privileged role (SELECT and INSERT only) whatever user the URL names:
+    # db.app_url.
     os.environ["DATABASE_URL"] = db.app_url(url)
+    _warn_of_per_process_limits(workers)
     limits = ConnectionSettings.from_env()
     _raise_open_files_limit(limits.worker_connections + 1024)
     _run_gunicorn(
@@ -160,6 +187,20 @@ def serve(
             "child_exit": _forget_worker_metrics,
         }
     )
+
+
+def _warn_of_per_process_limits(workers: int) -> None:
+    """Rate limits kept in memory count in each worker: say so once, with the way out."""
+    configured = settings()
+    in_memory = configured.rate_limit_storage.startswith("memory://")
+    if workers > 1 and configured.rate_limits == "on" and in_memory:
+        logging.getLogger(__name__).warning(
+            "rate limits count in each of the %d worker processes (CARDROOM_RATE_LIMIT_"
+            "STORAGE=memory://): a client gets up to %d times each limit; set it to a "
+            "Redis URI (redis://host:6379/0) to count once for the service",
+            workers,
+            workers,
+        )
 
 
 def _patch_for_gevent() -> None:
@@ -278,29 +319,12 @@ def _audit(args: argparse.Namespace) -> int:
     return audit_command(args.files, args.json, keys=keys, receipts=receipts)
 
 
-def _keys(rotate: bool) -> int:
-    """Print the public keys (after adding a new pair with ``rotate``)."""
-    from service import keys
-
-    try:
-        if rotate:
-            print(
-                f"new keys added to {keys.rotate()}; restart the service to use them",
-                file=sys.stderr,
-            )
-        print(json.dumps(keys.Keyring.from_jwks(keys.read_document()).jwks(), indent=2))
-    except keys.KeysError as exc:
-        print(f"cardroom keys: {exc}", file=sys.stderr)
-        return 2
-    return 0
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """The command line; returns the exit status. A bad setting or an unreachable database is
     one line on stderr (exit 2 and 1), not a traceback."""
     try:
         return _main(argv)
-    except SettingsError as error:
+    except (SettingsError, KeysError) as error:
         print(f"cardroom: {error}", file=sys.stderr)
         return 2
     except Exception as error:
@@ -308,18 +332,29 @@ def main(argv: Sequence[str] | None = None) -> int:
         # been raised once they were loaded.
         db = sys.modules.get("service.store.db")
         psycopg = sys.modules.get("psycopg")
-        if db is not None and isinstance(error, db.EmbeddedUnavailable):
+        if db is not None and isinstance(error, (db.EmbeddedUnavailable, db.NotMigrated)):
             print(f"cardroom: {error}", file=sys.stderr)
             return 2
-        if psycopg is not None and isinstance(error, psycopg.OperationalError):
+        capacity = sys.modules.get("service.cli.capacity")
+        if capacity is not None and isinstance(error, capacity.BudgetExceeded):
+            print(f"cardroom: {error}", file=sys.stderr)
+            return 2
+        if psycopg is not None and isinstance(error, psycopg.Error):
             reason = " ".join(line.strip() for line in str(error).splitlines()) or repr(error)
-            print(f"cardroom: cannot reach the database: {reason}", file=sys.stderr)
+            what = (
+                "cannot reach the database"
+                if isinstance(error, psycopg.OperationalError)
+                else "the database refused"
+            )
+            print(f"cardroom: {what}: {reason}", file=sys.stderr)
             return 1
         raise
 
 
 def _main(argv: Sequence[str] | None) -> int:
     args = _parser().parse_args(argv)
+    if args.command in ("serve", "migrate", "keys"):
+        check_environment()  # a misspelt setting stops the start rather than being ignored
     logs.configure(settings(), access_log=not getattr(args, "no_access_log", False))
     if args.command == "migrate":
         migrate()
@@ -336,7 +371,9 @@ def _main(argv: Sequence[str] | None) -> int:
     elif args.command == "audit":
         return _audit(args)
     elif args.command == "keys":
-        return _keys(args.rotate)
+        from service.cli.keys_command import keys_command
+
+        return keys_command(args)
     elif args.command == "replay":
         from service.cli.replay import replay_command
 

@@ -8,10 +8,23 @@ one game; per bearer token (per IP address without
 one), ``POST /games/{id}/moves`` at most ``CARDROOM_RATE_LIMIT_MOVES`` (default ``300/minute``:
 far above any person or fair bot, far below a flood); any Flask-Limiter rate string works
 (``"10/minute;100/hour"``). Past a limit the answer is ``429 rate_limited`` (problem+json) with
-``Retry-After``. Counters are kept in each process's memory: with several gunicorn workers a
-client may get up to (workers × limit) before all of them refuse, and a restart forgets them;
-enough to blunt a script, not a distributed attack (put a proxy in front for that). Behind a
-reverse proxy every client has the proxy's address: limit there, or set the limits off.
+``Retry-After``.
+
+**Where they count**: ``CARDROOM_RATE_LIMIT_STORAGE``. ``memory://`` (the default) counts in
+each process's memory (service/http/limit_storage.py): right for one worker process only (with
+N workers a client gets up to N × each limit; ``cardroom serve`` warns), forgotten at a restart.
+A Redis URI (``redis://host:6379/0``; ``rediss://``, ``redis+sentinel://``,
+``redis+cluster://``) counts once for the whole service, every worker on every host, through
+``limits``' own Redis storage. Redis waits are bounded (``REDIS_TIMEOUT_SECONDS``). While Redis
+cannot be reached the limits still hold, counted per process in memory (Flask-Limiter's in-memory
+fallback; one log line when it starts, one when Redis is back, tried again after 1, 2, 4 ... 32
+s), and ``GET /readyz`` reports ``rate_limits`` as degraded without failing: a limiter outage
+must not take every host out of traffic.
+
+**Client addresses**: the peer's address, unless the peer is a trusted reverse proxy
+(``CARDROOM_TRUSTED_PROXIES``, service/http/proxies.py): then the rightmost address of
+``X-Forwarded-For`` that is not itself a trusted proxy.
+
 ``CARDROOM_RATE_LIMITS=off`` (the test suite sets it) turns them off; app config
 ``RATELIMIT_ENABLED`` overrides.
 
@@ -29,20 +42,18 @@ all, so browsers keep other sites' pages from calling the API. Bearer tokens tra
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import math
 import time
-from collections.abc import Callable
 from typing import Any
 
-from flask import Flask, Response, current_app, g, request
+from flask import Flask, Response, current_app, request
 from flask_cors import CORS
 from flask_limiter import Limiter
 from flask_limiter.errors import RateLimitExceeded
 from flask_limiter.util import get_remote_address
 
-from service.http import limit_storage
+from service.http import limit_storage, readiness
 from service.http.problems import Problem, problem_response
 from service.settings import settings
 
@@ -56,6 +67,7 @@ ALLOWED_HEADERS = [
     "Authorization",
     "Content-Type",
     "Idempotency-Key",
+    "Idempotency-Secret",
     "If-None-Match",
     "Last-Event-ID",
 ]
@@ -80,6 +92,7 @@ def register(app: Flask) -> None:
         "CARDROOM_WAITING_GAMES_PER_ADDRESS", configured.waiting_games_per_address
     )
     app.config.setdefault("CARDROOM_CORS_ORIGINS", configured.cors_origins)
+    app.config.setdefault("CARDROOM_RATE_LIMIT_STORAGE", configured.rate_limit_storage)
     _limits(app)
     _cors(app)
 
@@ -87,22 +100,22 @@ def register(app: Flask) -> None:
 def _limits(app: Flask) -> None:
     if not app.config["RATELIMIT_ENABLED"]:
         return  # why not a disabled Limiter: its wrapper still costs every move a lookup or two
+    uri = app.config["CARDROOM_RATE_LIMIT_STORAGE"]
+    shared = not uri.startswith("memory://")
     limiter = Limiter(
         get_remote_address,
         app=app,
-        storage_uri=f"{limit_storage.SCHEME}://",  # per process: see the module doc
+        # memory: per process, swept inline (limit_storage.py); else Redis, for the service
+        storage_uri=uri if shared else f"{limit_storage.SCHEME}://",
+        storage_options=REDIS_OPTIONS if shared else {},
+        in_memory_fallback_enabled=shared,  # Redis down: count per process meanwhile
         default_limits=[],
         headers_enabled=False,  # Retry-After on 429 only (below); no X-RateLimit-* chatter
     )
     app.extensions["cardroom_limiter"] = limiter
-
-    @limiter.request_filter
-    def _not_in_a_limited_view() -> bool:
-        # Every limit is a route's, counted by its wrapper (below). The limiter's own
-        # before_request hook would first resolve each request's limits, for nothing: it skips
-        # (GET /livez: 13 % fewer instructions; README "Benchmarks").
-        return not g.get(_IN_LIMITED_VIEW, False)
-
+    if shared:
+        readiness.add_check(app, "rate_limits", lambda: _shared_store(limiter), required=False)
+    _without_hooks(app, limiter)
     for endpoint, key, per in LIMITS:
 
         def value(key: str = key) -> str:
@@ -112,8 +125,6 @@ def _limits(app: Flask) -> None:
         view = app.view_functions[endpoint]
         # flask-limiter types its wrapper as possibly async; these views are sync.
         app.view_functions[endpoint] = limiter.limit(value, key_func=per, methods=["POST"])(view)  # type: ignore[assignment]
-    for endpoint in {endpoint for endpoint, _, _ in LIMITS}:
-        app.view_functions[endpoint] = _limited_view(app.view_functions[endpoint])
 
     @app.errorhandler(RateLimitExceeded)
     def too_many(error: RateLimitExceeded) -> Response:
@@ -131,19 +142,35 @@ def _limits(app: Flask) -> None:
         )
 
 
-_IN_LIMITED_VIEW = "cardroom_in_limited_view"  # a flag in flask.g
+def _without_hooks(app: Flask, limiter: Limiter) -> None:
+    """Takes the limiter's own hooks off every request. Every limit here is a route's, counted
+    by the route's wrapper (``limiter.limit``); the hooks would resolve each request's limits
+    (default and blueprint limits: none), inject headers (off) and reset its bookkeeping (kept
+    on the request's context, which ends with it): a sixth of `GET /livez`'s CPU for nothing
+    (README, "Benchmarks")."""
+    for hooks in (app.before_request_funcs, app.after_request_funcs, app.teardown_request_funcs):
+        for scope, functions in hooks.items():
+            hooks[scope] = [f for f in functions if not _of(f, limiter)]
 
 
-def _limited_view(view: Callable[..., Any]) -> Callable[..., Any]:
-    """``view`` (Flask-Limiter's wrapper of a route), run with the flag that lets the
-    limiter's request filter count the request."""
+REDIS_TIMEOUT_SECONDS = 0.25  # a Redis that does not answer costs a request at most this
+REDIS_OPTIONS = {
+    "socket_timeout": REDIS_TIMEOUT_SECONDS,
+    "socket_connect_timeout": REDIS_TIMEOUT_SECONDS,
+}
 
-    @functools.wraps(view)
-    def limited(*args: Any, **kwargs: Any) -> Any:
-        setattr(g, _IN_LIMITED_VIEW, True)
-        return view(*args, **kwargs)
 
-    return limited
+def _shared_store(limiter: Limiter) -> None:
+    """Raise while the limits count per process because Redis cannot be reached."""
+    if limiter._storage_dead:  # Flask-Limiter's own flag: it uses its in-memory fallback
+        raise RuntimeError("degraded: Redis cannot be reached; limits count per process")
+
+
+def _of(function: Any, limiter: Limiter) -> bool:
+    """Whether ``function`` is one of ``limiter``'s hooks: a bound method or a partial."""
+    bound = getattr(function, "__self__", None)
+    args = getattr(function, "args", ())
+    return bound is limiter or (bool(args) and args[0] is limiter)
 
 
 def waiting_games_limit() -> int:

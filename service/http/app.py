@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import atexit
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from flask import Flask
 from psycopg_pool import ConnectionPool
 
 from service.games.registry import load_games
-from service.http import abuse, idempotency, observe, problems
+from service.http import abuse, idempotency, observe, problems, proxies, readiness
 from service.http.connections import ConnectionSettings, OpenStreams
 from service.http.json_provider import OrjsonProvider
 from service.http.leaving import leaving_api
@@ -21,13 +21,33 @@ from service.http.web_page import web
 from service.live import clock
 from service.live import hub as live
 from service.play import GameService
+from service.rematch import Rematcher
 from service.resources import OPENAPI
 from service.settings import settings
-from service.store import replicas
-from service.store.events import EventStore, db
+from service.store import db, replicas
+from service.store.events import EventStore
 
 OPENAPI_PATH = OPENAPI  # the contract, served at GET /openapi.yaml
 MAX_BODY_BYTES = 16 * 1024  # a move is a few hundred bytes; anything near this is not one
+SYNCED_MAX = 1024
+
+
+class CardroomFlask(Flask):
+    """Flask, with each function's sync check made once: ``ensure_sync`` asks ``inspect``
+    whether a view or hook is a coroutine function on every call (nine times a request for
+    `GET /livez`), and the answer never changes. No view or hook here is one."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._synced: dict[Callable[..., Any], Callable[..., Any]] = {}
+
+    def ensure_sync(self, func: Callable[..., Any]) -> Callable[..., Any]:
+        synced = self._synced.get(func)
+        if synced is None:
+            synced = super().ensure_sync(func)
+            if len(self._synced) < SYNCED_MAX:  # views, hooks, handlers: a few dozen
+                self._synced[func] = synced
+        return synced
 
 
 def create_app(
@@ -40,7 +60,7 @@ def create_app(
     """The app, on ``pool`` if given, else on a new pool to ``database_url`` (default: the
     resolved database, see service.store.db). The schema must already be migrated. Reads may go
     to the hot standbys ``replica_urls`` (default: ``DATABASE_REPLICA_URL``)."""
-    app = Flask(__name__, static_folder=None)  # the page's files: service/http/web_page.py
+    app = CardroomFlask(__name__, static_folder=None)  # the page's files: service/http/web_page.py
     app.json = OrjsonProvider(app)  # every answer's JSON, encoded by orjson
     app.config.update(
         MAX_CONTENT_LENGTH=MAX_BODY_BYTES,
@@ -67,6 +87,7 @@ def create_app(
         stall_seconds=app.config["CARDROOM_STALL_SECONDS"],
         fill_seconds=app.config["CARDROOM_FILL_SECONDS"],
     )
+    app.extensions["cardroom_rematches"] = Rematcher(games)
     sweeper = app.extensions["cardroom_clock"] = clock.Sweeper(
         games, app.config["CARDROOM_CLOCK_INTERVAL"] or clock.DEFAULT_INTERVAL
     )
@@ -76,12 +97,14 @@ def create_app(
     # Request ids, log context, metrics; /livez /readyz /metrics. First, so that it sees every
     # request, stored answers replayed included, and stamps each with its own request id.
     observe.register(app, games.store)
+    readiness.register(app, games.store)  # GET /readyz; others add their checks to it
     # Next: its after_request runs before observe's, so it stores responses as sent.
     idempotency.register(app, pool)
     # The hub listens for appends on its own connection, from its first use on (streams and
     # long polls): routes-only apps and plain reads never open it.
     hub = live.Hub(lambda: str(pool.conninfo))
     atexit.register(hub.stop)
+    games.store.on_new_database(hub.forget)  # it vouches for versions of the old one no more
     app.extensions["cardroom_live"] = hub
     connections = app.extensions["cardroom_connections"] = ConnectionSettings.from_env()
     # The per-address cap on streams and long polls; app config CARDROOM_STREAMS_PER_ADDRESS
@@ -95,4 +118,6 @@ def create_app(
     app.register_blueprint(leaving_api)
     app.register_blueprint(web)  # the page at /: static files, a client of the API above
     abuse.register(app)  # rate limits on creating and joining games; CORS if configured
+    # Client addresses from X-Forwarded-For, from trusted proxies only (app config overrides).
+    proxies.install(app, app.config.get("CARDROOM_TRUSTED_PROXIES", settings().trusted_proxies))
     return app

@@ -31,6 +31,7 @@ IMPLICIT_METHODS = {"HEAD", "OPTIONS"}  # Flask adds them to every route
 SHARED_BODIES = (
     schemas.JoinRequest,
     schemas.SeatGranted,
+    schemas.RematchGranted,
     schemas.NewInvitation,
     schemas.GameList,
     schemas.EventPage,
@@ -40,6 +41,7 @@ SHARED_BODIES = (
     schemas.Jwks,
     schemas.Health,
     schemas.Liveness,
+    schemas.Readiness,
     schemas.Rulings,
 )
 

@@ -12,17 +12,19 @@ change nothing (400, 401, 404, 409, 422…) write no record: a retry meets the s
 whatever the game says now.
 
 Per request, called by the route once it has authenticated the client (:func:`begin`): the key is
-checked (400 ``invalid_idempotency_key`` unless a UUID or a random token of at least 128 bits:
-a stored join holds a bearer token, so a key must be unguessable); the client's scope is the
-SHA-256 of its bearer token, or ``anonymous``; a PostgreSQL advisory lock on (scope, key) is
-taken on a connection held until the request ends, so copies sent at once run one at a time;
-under it the record is looked up (422 ``idempotency_key_reused`` if it was for another method,
-path or body).
+checked (400 ``invalid_idempotency_key`` unless a random UUID v4 or a random token of at least
+128 bits without runs or repeats: a stored join holds a bearer token, so a key must be
+unguessable); the client's scope is the SHA-256 of its bearer token, or ``anonymous``; a
+PostgreSQL advisory lock on (scope, key) is taken on a connection held until the request ends,
+so copies sent at once run one at a time; under it the record is looked up (422
+``idempotency_key_reused`` if it was for another method, path or body, or if its answer holds a
+secret and this request comes from another client: :func:`client_binding`).
 
 Receipts expire (``CARDROOM_IDEMPOTENCY_TTL`` seconds, default 24 h): the service deletes expired
 rows itself, a batch at most every minute per process, and an expired key starts afresh. No
 secret is stored in clear: the table keeps the key's SHA-256, a fingerprint of the request keyed
-by the key, and a join's token encrypted (AES-GCM) under a key derived from the key and scope.
+by the key, a join's token encrypted (AES-GCM) under a key derived from the key, the scope and
+the client's binding, and that binding only as an HMAC keyed by the key.
 """
 
 from __future__ import annotations
@@ -46,13 +48,16 @@ from psycopg_pool import ConnectionPool
 from service import faults, metrics
 from service.http.problems import Problem
 from service.settings import settings
-from service.store import db, idempotency_records
+from service.store import budget, db, idempotency_records
 from service.store.events import StoreUnavailable
+from service.store.failures import unavailable
 from service.store.idempotency_records import IdempotencyRecord, Stored
 
 log = logging.getLogger(__name__)
 
 HEADER = "Idempotency-Key"
+SECRET_HEADER = "Idempotency-Secret"
+ANONYMOUS = "anonymous"  # the scope of requests without a bearer token
 REPLAYED = "Idempotent-Replayed"
 MAX_KEY_LENGTH = 255
 LOCK_TIMEOUT_SECONDS = 10.0  # app.config["IDEMPOTENCY_LOCK_TIMEOUT"] overrides it
@@ -60,25 +65,59 @@ PURGE_INTERVAL_SECONDS = 60.0  # app.config["IDEMPOTENCY_PURGE_INTERVAL"] overri
 _CONTEXT = "cardroom_idempotency"  # the attribute of flask.g for the request's Keyed
 _EXTENSION = "cardroom_idempotency"
 
-_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+_UUID4 = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}", re.I)
+_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.I)
 _HEX = re.compile(r"[0-9a-fA-F]{32,255}")
 _BASE64URL = re.compile(r"[A-Za-z0-9_-]{22,255}")
+_HEX_ORDER = "0123456789abcdef"
+_BASE64URL_ORDER = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+LONGEST_RUN = 8  # of one character, or of consecutive ones (0123…, fedc…): 9+ is refused
+HOW_TO_MAKE_ONE = (
+    "a new random UUID v4 (Python: uuid.uuid4(); JavaScript: crypto.randomUUID(); shell:"
+    " python3 -c 'import uuid; print(uuid.uuid4())'), or at least 128 random bits as 32+ hex"
+    " digits or 22+ base64url characters (Python: secrets.token_urlsafe(16))"
+)
 
 
 def random_enough(key: str) -> bool:
-    """Whether ``key`` has the form of an unguessable value: a UUID (not the nil or max one), 32+
-    hex digits, or 22+ base64url characters (128+ bits) of 12+ distinct characters from at
-    least two of the classes upper case, lower case, digits, ``-``/``_``. The service cannot
-    measure randomness; it refuses what plainly has none (``pick-1-2``, ``my-bot-join-key-1``):
-    a random token passes with near certainty. (Both cases were once required: one
-    ``token_urlsafe(16)`` in about 50,000 has no lower-case letter, and was refused.)"""
+    """Whether ``key`` has the form of an unguessable value: a random UUID (version 4, with its
+    variant bits), 32+ hex digits, or 22+ base64url characters (128+ bits; of 10+ distinct
+    characters from at least two of the classes upper case, lower case, digits, ``-``/``_``);
+    and passes a simple entropy check (:func:`_patterned`: no run of 9+ equal or consecutive
+    characters, no short block repeated). The service cannot measure randomness; it refuses
+    what plainly has none (``pick-1-2``, a counter, a time-based UUID v1, ``0000…0001``): a
+    random value passes with near certainty (a UUID v4 fails about once in 10^8)."""
     if _UUID.fullmatch(key):
-        return len(set(key.replace("-", "").lower())) > 1
+        digits = key.replace("-", "").lower()
+        return (
+            bool(_UUID4.fullmatch(key))
+            and len(set(digits)) >= 6
+            and not _patterned(digits, _HEX_ORDER)
+        )
     if _HEX.fullmatch(key):
-        return len(set(key.lower())) >= 8
+        digits = key.lower()
+        return len(set(digits)) >= 8 and not _patterned(digits, _HEX_ORDER)
     if _BASE64URL.fullmatch(key):
         classes = {_class_of(c) for c in key}
-        return len(classes) >= 2 and len(set(key)) >= 12
+        return len(classes) >= 2 and len(set(key)) >= 10 and not _patterned(key, _BASE64URL_ORDER)
+    return False
+
+
+def _patterned(text: str, order: str) -> bool:
+    """Runs of 9+ equal characters or of 9+ consecutive ones in ``order`` (either way), or a
+    block of up to 8 characters repeated over more than half the text."""
+    rank = [order.index(c) for c in text]
+    equal = up = down = 1
+    for before, now in zip(rank, rank[1:], strict=False):
+        equal = equal + 1 if now == before else 1
+        up = up + 1 if now == before + 1 else 1
+        down = down + 1 if now == before - 1 else 1
+        if max(equal, up, down) > LONGEST_RUN:
+            return True
+    for period in range(2, 9):
+        same = sum(a == b for a, b in zip(text, text[period:], strict=False))
+        if same * 2 > len(text) - period:
+            return True
     return False
 
 
@@ -90,16 +129,20 @@ def _class_of(character: str) -> str:
     return "digit" if character.isdigit() else "mark"
 
 
-def parse_key(value: str) -> str:
-    """The key of an ``Idempotency-Key`` header value; 400 unless it is unguessable."""
+def parse_key(value: str, header: str = HEADER) -> str:
+    """The key of an ``Idempotency-Key`` header value (or of ``header``, another header held
+    to the same rule); 400 unless it is unguessable."""
     key = value.strip(" \t")
     if len(key) > MAX_KEY_LENGTH or not random_enough(key):
+        usage = "a new one for each request, the same one to retry it"
+        if header != HEADER:
+            usage = "the same one with a request and each of its retries"
         raise Problem(
             400,
             "invalid_idempotency_key",
-            f"the {HEADER} header must be unguessable: a new random UUID (e.g. uuid4) or at least"
-            " 128 random bits as 32+ hex digits or 22+ base64url characters, up to"
-            f" {MAX_KEY_LENGTH} characters; a new one for each request, the same one to retry it",
+            f"the {header} header must be unguessable: {HOW_TO_MAKE_ONE}, up to"
+            f" {MAX_KEY_LENGTH} characters; other UUID versions, and values with runs,"
+            f" sequences or repeats (0000…, 1234…, abab…) are refused; {usage}",
         )
     return key
 
@@ -110,7 +153,7 @@ def scope_of(authorization: str | None) -> str:
     An Authorization header that is not ``Bearer <token>`` is hashed whole: its own scope, not
     ``anonymous``, and no 401 here (routes without security ignore the header)."""
     if authorization is None:
-        return "anonymous"
+        return ANONYMOUS
     scheme, _, token = authorization.partition(" ")
     credential = token.strip() if scheme.lower() == "bearer" and token.strip() else authorization
     return hashlib.sha256(credential.encode("utf-8", "surrogateescape")).hexdigest()
@@ -125,12 +168,16 @@ class Keyed:
     secret: bytes  # derived from the key, never stored: keys the fingerprint and the sealing
     fingerprint: bytes
     lock_id: int
+    binding: bytes = b""  # what binds the request to its client, keyed by ``secret``
     ttl_seconds: float = idempotency_records.DEFAULT_TTL_SECONDS
     conn: psycopg.Connection[Any] | None = None
     stored: Stored | None = None  # the record of an earlier send: replay its answer
 
     @classmethod
-    def of(cls, scope: str, key: str, method: str, path: str, body: bytes) -> Keyed:
+    def of(
+        cls, scope: str, key: str, method: str, path: str, body: bytes, client: str = ""
+    ) -> Keyed:
+        """``client``: what only the sending client has (see :func:`client_binding`)."""
         key_hash = hashlib.sha256(key.encode()).hexdigest()
         secret = hmac.digest(key.encode(), b"cardroom-idempotency-v1\0" + scope.encode(), "sha256")
         # The path's length first: no (path, body) pair can pass for another.
@@ -138,29 +185,49 @@ class Keyed:
         fingerprint = hmac.digest(secret, head + body, "sha256")
         lock = hashlib.sha256(f"{scope}\0{key_hash}".encode()).digest()
         lock_id = int.from_bytes(lock[:8], "big", signed=True)
-        return cls(scope, key_hash, secret, fingerprint, lock_id)
+        bound = b"cardroom-idempotency-binding-v1\0" + client.encode("utf-8", "surrogateescape")
+        binding = hmac.digest(secret, bound, "sha256")
+        return cls(scope, key_hash, secret, fingerprint, lock_id, binding)
+
+    def _sealing_key(self, bound: bool = True) -> bytes:
+        """The key a secret is sealed under: derived from the idempotency key, the scope and the
+        client's binding (records written before migration 0014: the key and scope only)."""
+        if not bound:
+            return self.secret
+        return hmac.digest(self.secret, b"cardroom-idempotency-seal-v2\0" + self.binding, "sha256")
 
     def seal(self, body: bytes) -> bytes:
-        """``body`` encrypted (AES-GCM, key derived from the idempotency key): only a client that
-        sends the key again can read it back."""
+        """``body`` encrypted (AES-GCM, key derived from the idempotency key and the client's
+        binding): only the client that sent the key, sending it again, can read it back."""
         nonce = os.urandom(12)
-        return nonce + AESGCM(self.secret).encrypt(nonce, body, None)
+        return nonce + AESGCM(self._sealing_key()).encrypt(nonce, body, None)
 
-    def unseal(self, stored: bytes) -> bytes:
-        return AESGCM(self.secret).decrypt(stored[:12], stored[12:], None)
+    def unseal(self, stored: bytes, bound: bool = True) -> bytes:
+        return AESGCM(self._sealing_key(bound)).decrypt(stored[:12], stored[12:], None)
 
     def record(self, secret: str | None = None) -> IdempotencyRecord:
         """The record the store writes with this request's events; ``secret`` (a join's token)
-        is kept sealed for the retries."""
+        is kept sealed for the retries of this client only."""
         sealed = None if secret is None else self.seal(secret.encode())
         return IdempotencyRecord(
-            self.scope, self.key_hash, self.fingerprint, sealed, self.ttl_seconds
+            self.scope, self.key_hash, self.fingerprint, sealed, self.ttl_seconds, self.binding
         )
+
+    def owns(self, stored: Stored) -> bool:
+        """Whether this request may have the secret ``stored`` keeps: it comes from the client
+        that made the first request (same binding). A record written before bindings existed
+        is trusted to a bearer token's scope only: anonymous clients could not be told apart."""
+        if stored.secret is None:
+            return True  # nothing secret in the answer: any retry of the request gets it
+        if stored.binding is None:
+            return self.scope != ANONYMOUS
+        return hmac.compare_digest(stored.binding, self.binding)
 
     def stored_secret(self) -> str | None:
         if self.stored is None or self.stored.secret is None:
             return None
-        return self.unseal(self.stored.secret).decode()
+        bound = self.stored.binding is not None
+        return self.unseal(self.stored.secret, bound).decode()
 
 
 class Locks:
@@ -210,9 +277,9 @@ class Locks:
         pool = self.pool()
         try:
             # Short while the database is known to be down: a 503 at once, not after a wait.
-            conn = pool.getconn(timeout=db.connection_timeout(self._source))
+            conn = pool.getconn(timeout=budget.connection_wait(self._source))
         except psycopg.OperationalError as exc:  # PoolTimeout, PoolClosed
-            raise StoreUnavailable(str(exc)) from exc
+            raise unavailable(exc) from exc
         try:
             conn.execute("SELECT pg_advisory_lock(%s)", (lock_id,))
         except psycopg.errors.LockNotAvailable:
@@ -227,7 +294,7 @@ class Locks:
         except psycopg.Error as exc:
             pool.putconn(conn)
             db.note_unreachable(self._source, exc)
-            raise StoreUnavailable(str(exc)) from exc
+            raise unavailable(exc) from exc
         return conn
 
     def release(self, conn: psycopg.Connection[Any], lock_id: int) -> None:
@@ -285,7 +352,8 @@ def begin() -> Keyed | None:
     key = parse_key(value)
     body = request.get_data()  # cached for the view; 413 past the size limit
     path = request.path + (f"?{request.query_string.decode()}" if request.query_string else "")
-    keyed = Keyed.of(scope_of(request.headers.get("Authorization")), key, "POST", path, body)
+    scope = scope_of(request.headers.get("Authorization"))
+    keyed = Keyed.of(scope, key, "POST", path, body, client_binding(scope))
     keyed.ttl_seconds = ttl_seconds(current_app)
     keyed.conn = locks.acquire(keyed.lock_id)
     setattr(g, _CONTEXT, keyed)  # from here on, teardown unlocks whatever happens
@@ -306,8 +374,34 @@ def begin() -> Keyed | None:
             " or body); a key stands for one request: to retry, send exactly the same"
             " request; for a new request, send a new key",
         )
+    if stored is not None and not keyed.owns(stored):
+        raise Problem(
+            422,
+            "idempotency_key_reused",
+            f"this {HEADER} was already used by another client, and its answer holds a secret"
+            " (a seat's token, an invitation) that only that client gets. To retry your own"
+            f" request, send the same {SECRET_HEADER} header as with its first send (without"
+            " one, a client is known by its address); for a new request, send a new key",
+        )
     keyed.stored = stored
     return keyed
+
+
+def client_binding(scope: str) -> str:
+    """What binds a keyed request to the client that sent it, so that a replayed secret goes to
+    that client only: its ``Idempotency-Secret`` header (a random value it sends with the
+    request and each retry, shown in no answer), else, without a bearer token, its address.
+    With a token and no header, nothing more: the token is what a guesser lacks.
+
+    Why a value the client keeps rather than its address alone: a phone that moves from Wi-Fi
+    to a mobile network between a request and its retry changes address, and a secret bound to
+    the address would be lost to it (the seat taken, its token never delivered)."""
+    value = request.headers.get(SECRET_HEADER)
+    if value is not None:
+        return "secret\0" + parse_key(value, SECRET_HEADER)
+    if scope == ANONYMOUS:
+        return "address\0" + (request.remote_addr or "")
+    return ""
 
 
 def replayed(response: Response) -> Response:

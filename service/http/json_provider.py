@@ -6,8 +6,10 @@ Same meaning as Flask's default: keys sorted as Flask sorts them, its ``default`
 has no type for (dates as HTTP dates, ``Decimal``), non-string keys as strings. Not byte for byte:
 no spaces after separators, and non-ASCII characters as UTF-8 instead of ``\\u`` escapes. What
 orjson refuses (an integer past 64 bits) falls back to the standard library, which encodes it or
-raises as before. Parsing stays the standard library's: request bodies are small, and its errors
-are the ones the API's problems describe. Problems keep the standard encoder (problems.py).
+raises as before. Parsing stays the standard library's, made strict (service/http/strict_json.py:
+duplicate keys and lone surrogates refused, ``2.0`` read as an integer): request bodies are
+small, and its errors are the ones the API's problems describe. Problems keep the standard
+encoder (problems.py).
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ from typing import Any
 
 import orjson
 from flask.json.provider import DefaultJSONProvider
+
+from service.http import strict_json
 
 OPTIONS = orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS | orjson.OPT_PASSTHROUGH_DATETIME
 
@@ -28,3 +32,8 @@ class OrjsonProvider(DefaultJSONProvider):
             return orjson.dumps(obj, default=self.default, option=OPTIONS).decode()
         except orjson.JSONEncodeError:
             return super().dumps(obj)
+
+    def loads(self, s: str | bytes, **kwargs: Any) -> Any:
+        if kwargs:
+            return super().loads(s, **kwargs)
+        return strict_json.loads(s)

@@ -24,6 +24,7 @@ def leave_game(game_id: str) -> Response:
       parameters:
       - GameId
       - IdempotencyKey
+      - IdempotencySecret
       summary: Leave your seat before the start
       description: |
         Gives the token's seat up while the game waits for its seats (`seat_left`): the seat is
@@ -101,6 +102,7 @@ def resign_game(game_id: str) -> Response:
       parameters:
       - GameId
       - IdempotencyKey
+      - IdempotencySecret
       summary: Resign (the greedy bot plays your seat)
       description: |
         Gives the token's seat up once the game has started (`seat_taken_over`, reason

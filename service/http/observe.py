@@ -1,7 +1,9 @@
 """What an operator sees of each request: its request id, its log context, its metrics; and the
-probes: ``GET /livez`` (the process answers), ``GET /readyz`` (the database accepts a write),
-``GET /metrics`` (Prometheus). ``GET /healthz`` (service/http/routes/operations.py) stays as it
+probes: ``GET /livez`` (the process answers), ``GET /metrics`` (Prometheus); ``GET /readyz`` is
+service/http/readiness.py's. ``GET /healthz`` (service/http/routes/operations.py) stays as it
 was: the database answers a read.
+
+Each request gets its deadline here, first (service/store/budget.py).
 
 A request's id is its ``X-Request-ID`` if the client sent a usable one (a proxy's, a client's
 own), else a new UUID; the answer carries it back, and every log line of the request names it.
@@ -18,8 +20,9 @@ from typing import Any
 from flask import Blueprint, Flask, Response, current_app, g, request
 
 from service import logs, metrics
-from service.http.routes.common import HEALTH, json_response
+from service.http.routes.common import json_response
 from service.http.schemas import Liveness
+from service.store import budget
 from service.store.events import EventStore
 
 HEADER = "X-Request-ID"
@@ -46,6 +49,7 @@ def register(app: Flask, store: EventStore) -> None:
 
     @app.before_request
     def _start() -> None:
+        budget.start()  # everything it waits for in the database ends by then
         g.started = time.perf_counter()
         g.request_id = request_id()
         view_args = request.view_args
@@ -68,6 +72,7 @@ def register(app: Flask, store: EventStore) -> None:
 
     @app.teardown_request
     def _end(_: BaseException | None) -> None:
+        budget.end()
         logs.end()
 
     app.register_blueprint(probes)
@@ -95,34 +100,6 @@ def livez() -> Response:
         '500': InternalError
     """
     return json_response(ALIVE)
-
-
-@probes.get("/readyz")
-def readyz() -> Response:
-    """Ready for traffic: the database accepts a write (503 problem+json otherwise).
-    ---
-    get:
-      tags:
-      - operations
-      operationId: readiness
-      summary: Readiness probe
-      description: >-
-        `200` when the database commits a write that needs new disk space (one row in a
-        freshly emptied table), else `503`: a full disk, a read-only database, a standby or a
-        lost privilege make it fail while `/healthz` still says `200`. For a Kubernetes
-        `readinessProbe` or a load balancer's health check.
-      security: []
-      responses:
-        '200':
-          description: Ready for traffic.
-          content:
-            application/json:
-              schema: {$ref: '#/components/schemas/Health'}
-        '500': InternalError
-        '503': DatabaseUnavailable
-    """
-    current_app.extensions["cardroom_store"].check_writable()
-    return json_response(HEALTH.dump({"status": "ok", "database": "ok"}))
 
 
 @probes.get("/metrics")

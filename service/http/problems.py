@@ -94,6 +94,17 @@ class ProblemSchema(Schema):
     version = fields.Integer(metadata={"description": "the game's current version"})
     round = fields.Integer(metadata={"description": "the game's current round (Sushi Go!)"})
     turn = fields.Integer(metadata={"description": "the game's current turn"})
+    cause = fields.String(
+        metadata={
+            "description": "why the database could not serve the request (503): `down`,"
+            " `pool`, `lock`, `statement`, `standby`, `read_only`, `disk_full`"
+        }
+    )
+    checks = fields.Dict(
+        keys=fields.String(),
+        values=fields.String(),
+        metadata={"description": "GET /readyz: each readiness check's result (`ok` or why not)"},
+    )
 
 
 _problem_schema = ProblemSchema()
@@ -164,17 +175,40 @@ def _from_service(error: ServiceError) -> Response:
     )
 
 
-def _from_store(error: StoreUnavailable) -> Response:
-    log.warning("database unavailable: %s", error)
-    metrics.UNAVAILABLE.inc()
-    return problem_response(
-        Problem(
-            503,
-            "database_unavailable",
-            "the database cannot be reached right now; retry after a moment",
-            headers={"Retry-After": str(RETRY_AFTER_SECONDS)},
-        )
+# What a 503 says of each cause (service/store/failures.py): the operator looks in different
+# places for each, and a client learns whether its write may have happened.
+UNAVAILABLE = {
+    "down": "the database cannot be reached or refuses connections right now; retry after a moment",
+    "pool": "every database connection of this server is busy (pool exhausted); retry after a"
+    " moment",
+    "lock": "the database did not grant a lock in time (another transaction holds it); nothing"
+    " was written; retry after a moment",
+    "statement": "the database did not answer within this request's time budget; retry after a"
+    " moment",
+    "standby": "the synchronous standby did not confirm the write in time (standby missing):"
+    " it is committed on the primary but not replicated; retry with the same Idempotency-Key"
+    " to get its answer",
+    "read_only": "the database is read-only (a standby, or read-only transactions); nothing was"
+    " written; retry after a moment",
+    "disk_full": "the database's disk is full; nothing was written; retry later",
+}
+
+
+def unavailable_problem(error: StoreUnavailable) -> Problem:
+    """The 503 of ``error``: its detail names the cause, ``cause`` gives it to machines."""
+    return Problem(
+        503,
+        "database_unavailable",
+        UNAVAILABLE[error.cause],
+        headers={"Retry-After": str(RETRY_AFTER_SECONDS)},
+        cause=error.cause,
     )
+
+
+def _from_store(error: StoreUnavailable) -> Response:
+    log.warning("database unavailable (%s): %s", error.cause, error)
+    metrics.UNAVAILABLE.inc()
+    return problem_response(unavailable_problem(error))
 
 
 def _unexpected(error: Exception) -> Response:

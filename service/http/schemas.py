@@ -338,6 +338,14 @@ class SeatGranted(Schema):
     receipt = fields.Nested(Receipt, metadata={"description": RECEIPT_DESCRIPTION})
 
 
+class RematchGranted(SeatGranted):
+    """POST /games/{id}/rematch: your seat in the finished game's rematch (``game_id``)."""
+
+    rematch_of = fields.UUID(
+        required=True, metadata={"description": "The finished game this is the rematch of."}
+    )
+
+
 class EventRecord(Schema):
     version = fields.Integer(
         required=True,
@@ -652,6 +660,16 @@ class StreamQuery(Strict):
             "description": "Start after this version (ignored when `Last-Event-ID` is sent)."
         },
     )
+    follow_rematch = fields.Boolean(
+        load_default=False,
+        truthy={"true"},
+        falsy={"false"},
+        metadata={
+            "description": "After the game's last event, keep the stream open until the game's"
+            " rematch is proposed (`POST /games/{game_id}/rematch`), send it as a `rematch`"
+            " message, then end (within the stream's lifetime, as ever: reconnect)."
+        },
+    )
 
 
 class EventPage(Schema):
@@ -677,6 +695,22 @@ class EventPage(Schema):
 class Health(Schema):
     status = fields.String(required=True, metadata={"enum": ["ok"]})
     database = fields.String(required=True, metadata={"enum": ["ok"]})
+
+
+class Readiness(Schema):
+    """``GET /readyz``: every check passed."""
+
+    status = fields.String(required=True, metadata={"enum": ["ok"]})
+    database = fields.String(required=True, metadata={"enum": ["ok"]})
+    checks = fields.Dict(
+        keys=fields.String(),
+        values=fields.String(),
+        required=True,
+        metadata={
+            "description": "Each check's result: `ok` (or why not, for a check that"
+            " does not fail the probe)."
+        },
+    )
 
 
 class Liveness(Schema):

@@ -26,6 +26,7 @@ from domain.decider import Viewer
 from service import metrics
 from service.http import auth
 from service.http.hangup import Hangup
+from service.http.rematching import REMATCH_VIEW, rematch_body, rematches
 from service.http.routes.common import (
     connection_settings,
     game_id_of,
@@ -38,8 +39,10 @@ from service.http.schemas import EventRecord, StreamQuery
 from service.live.hub import Hub, vouched
 from service.live.shared import SingleFlight
 from service.play import GameService, Loaded
+from service.rematch import Rematcher
 from service.settings import settings
 from service.store.events import StoreUnavailable
+from service.store.rematches import Rematch
 
 log = logging.getLogger(__name__)
 
@@ -49,6 +52,7 @@ STREAM_QUERY = StreamQuery()
 EVENT_RECORD = EventRecord()
 LAST_EVENT_ID = fields.Integer(validate=validate.Range(min=0, max=2**31 - 1))
 BATCH = 200  # events read at once when catching up
+REMATCH_ID_SUFFIX = "r"  # the rematch message's id: the game's last version, then this
 
 
 @dataclass(frozen=True)
@@ -80,11 +84,12 @@ def stream(game_id: str) -> Response:
         schema: StreamQuery
       - name: Last-Event-ID
         in: header
-        description: The `id` of the last event received; resume after it.
+        description: |
+          The `id` of the last message received; resume after it (an event's version, or
+          `<version>r` for the rematch's announcement).
         schema:
-          type: integer
-          minimum: 0
-          maximum: 2147483647
+          type: string
+          pattern: '^[0-9]{1,10}r?$'
       summary: Follow a game's events live (Server-Sent Events)
       description: |
         The game's events as they are appended, as a `text/event-stream` (Server-Sent Events;
@@ -108,8 +113,17 @@ def stream(game_id: str) -> Response:
         starts with a `retry:` hint (milliseconds before reconnecting) and sends a comment line
         (`: heartbeat`) after 15 seconds without an event.
 
+        **Rematch.** Once a player of the finished game proposes its rematch
+        (`POST /games/{game_id}/rematch`), a stream that reaches the game's end sends it as one
+        more message, `event: rematch`, whose `data` is the view's `rematch` (`game_id`,
+        `proposed_by`, `proposed_at`) and whose `id` is the last version followed by `r`.
+        With `follow_rematch=true` the stream stays open after the game's end until the rematch
+        is proposed, and sends it as soon as it is.
+
         **Bounded lifetime.** The server ends the stream after the game's last event
-        (`game_ended`), and otherwise after 4 to 5 minutes (`CARDROOM_STREAM_SECONDS`, 300).
+        (`game_ended`) and the rematch's message if there is one (with `follow_rematch`: once
+        the rematch is sent), and otherwise after 4 to 5 minutes
+        (`CARDROOM_STREAM_SECONDS`, 300).
         A client that reads nothing for 30 seconds while events wait for it is cut off.
         Reconnect with `Last-Event-ID: <the last id you got>` (an
         `EventSource` does so by itself): you get exactly the events after it, none twice,
@@ -130,7 +144,10 @@ def stream(game_id: str) -> Response:
           content:
             text/event-stream: {}
         '204':
-          description: The game is over and every event up to its last has been sent. No body.
+          description: |
+            The game is over and every event up to its last has been sent (and its rematch's
+            message, if one was proposed; without `follow_rematch`, none is waited for).
+            No body.
         '400':
           description: |
             `invalid_request`: an unknown query parameter, one out of range, or a
@@ -147,7 +164,7 @@ def stream(game_id: str) -> Response:
     """
     gid = game_id_of(game_id)
     query = STREAM_QUERY.load(request.args.to_dict())
-    after = _last_event_id()
+    after, announced = _last_event_id()
     if after is None:
         after = query["after"]
     live = hub()
@@ -158,7 +175,9 @@ def stream(game_id: str) -> Response:
         loaded = load(gid)
         live.note(gid, loaded.version, epoch)
     seat = auth.optional_seat(games(), gid)
-    if loaded.adapter.game.is_over(loaded.state) and after >= loaded.version:
+    over = loaded.adapter.game.is_over(loaded.state) and after >= loaded.version
+    ending = Ending(rematches(), query["follow_rematch"], announced)
+    if over and ending.nothing_left(gid):
         # Nothing will ever follow. 204 tells an EventSource not to reconnect (unlike a 200
         # that ends at once, which it would retry forever).
         return Response(status=204)
@@ -170,9 +189,9 @@ def stream(game_id: str) -> Response:
         # from the last version (most reconnections) costs no further read until the next
         # append, nor does a reconnection of the hub since (it changes the epoch); and when
         # the hub vouches that this process's state is the game's last, not even that one.
-        behind = after < loaded.version or live.epoch != epoch
+        behind = after < loaded.version or live.epoch != epoch or over
         frames = _frames(
-            games(), live, gid, Viewer(seat), after, settings, Hangup(sock), behind, epoch
+            games(), live, gid, Viewer(seat), after, settings, Hangup(sock), behind, epoch, ending
         )
         response = Response(frames, mimetype="text/event-stream")
     except BaseException:
@@ -197,16 +216,65 @@ def _stream_socket(environ: Mapping[str, Any]) -> socket.socket | None:
     return sock
 
 
-def _last_event_id() -> int | None:
+def _last_event_id() -> tuple[int | None, bool]:
     """The ``Last-Event-ID`` header an EventSource sends when it reconnects (it wins over
-    ``after``, which stays in the URL it reconnects to)."""
+    ``after``, which stays in the URL it reconnects to), and whether it names the rematch's
+    announcement (``<last version>r``: the client has it)."""
     value = request.headers.get("Last-Event-ID", "").strip()
     if not value:
-        return None
+        return None, False
+    announced = value.endswith(REMATCH_ID_SUFFIX)
     try:
-        return int(LAST_EVENT_ID.deserialize(value))
+        return int(LAST_EVENT_ID.deserialize(value.removesuffix(REMATCH_ID_SUFFIX))), announced
     except ValidationError as exc:
         raise ValidationError({"Last-Event-ID": exc.messages}) from None
+
+
+@dataclass(frozen=True)
+class Ending:
+    """What a stream of a finished game sends after its last event: the rematch if one was
+    proposed and the client does not have it (``announced``), and with ``follow``, the rematch
+    once it is proposed (the stream stays open for it)."""
+
+    rematches: Rematcher
+    follow: bool
+    announced: bool
+
+    def nothing_left(self, gid: UUID) -> bool:
+        if self.announced:
+            return True
+        return not self.follow and self.rematches.of(gid) is None
+
+    def frames(
+        self, live: Hub, gid: UUID, last: int, deadline: float, s: StreamSettings, hangup: Hangup
+    ) -> Iterator[str]:
+        """After the last event: the rematch's message, at once or (``follow``) once proposed
+        (the hub wakes the stream: migration 0016 notifies it), within the stream's lifetime."""
+        if self.announced:
+            return
+        quiet_until = monotonic() + s.heartbeat
+        epoch, read = live.epoch, True
+        while True:
+            rematch = self.rematches.of(gid) if read else None
+            if rematch is not None:
+                yield _rematch_frame(rematch, last)
+                return
+            now = monotonic()
+            if not self.follow or now >= deadline:
+                return
+            if now >= quiet_until:
+                yield ": heartbeat\n\n"
+                quiet_until = now + s.heartbeat
+            woken = live.wait(gid, last, min(deadline, quiet_until) - now, hangup)
+            if live.stopped or hangup.gone:
+                return
+            read = woken or live.epoch != epoch or not live.listening
+            epoch = live.epoch
+
+
+def _rematch_frame(rematch: Rematch, last: int) -> str:
+    data = json.dumps(REMATCH_VIEW.dump(rematch_body(rematch)), separators=(",", ":"))
+    return f"id: {last}{REMATCH_ID_SUFFIX}\nevent: rematch\ndata: {data}\n\n"
 
 
 def _frames(
@@ -219,13 +287,16 @@ def _frames(
     hangup: Hangup,
     behind: bool = True,
     epoch: int = 0,
+    ending: Ending | None = None,
 ) -> Iterator[str]:
     """The stream's text: everything after ``after``, then each event as it is appended, until
     the game is over (its last event sent), the stream's lifetime is up, the server stops or
     the client goes (at once, not at the next write). ``behind``: whether to read the store
     before the first wait (False: it was read after the hub listened, at ``epoch``)."""
     with metrics.OPEN_STREAMS.track_inprogress():
-        yield from _stream_frames(service, live, gid, viewer, after, s, hangup, behind, epoch)
+        yield from _stream_frames(
+            service, live, gid, viewer, after, s, hangup, behind, epoch, ending
+        )
 
 
 def _stream_frames(
@@ -238,6 +309,7 @@ def _stream_frames(
     hangup: Hangup,
     read: bool,
     epoch: int,
+    ending: Ending | None = None,
 ) -> Iterator[str]:
     yield f"retry: {s.retry_ms}\n\n"
     now = monotonic()
@@ -257,6 +329,8 @@ def _stream_frames(
                 yield page.text
                 last, quiet_until = page.last, monotonic() + s.heartbeat
             if page.over:
+                if ending is not None:
+                    yield from ending.frames(live, gid, page.last, deadline, s, hangup)
                 return
             if page.full:
                 continue  # catching up: read on at once

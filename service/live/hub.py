@@ -2,7 +2,9 @@
 for a game to change (SSE streams, long polls).
 
 Every append NOTIFYs channel ``cardroom_events`` with ``"<game_id> <last version>"`` at commit
-(migrations/versions/0003), to every process that listens, on any host. A notification is only
+(migrations/versions/0003), to every process that listens, on any host; a finished game's new
+rematch, with ``"<game_id> rematch"`` (0016), which wakes every waiter of that game, whatever
+version it waits past (a stream of the finished game announces it). A notification is only
 a wake-up: whoever waits reads the store again, and the store is the truth. So a coalesced
 notification loses nothing, and one missed while the connection was down is made up for by
 waking every waiter when it is back (and, meanwhile, by letting waiters poll). The one case
@@ -35,7 +37,7 @@ from uuid import UUID
 import psycopg
 
 from service.live.shared import SingleFlight
-from service.store import db
+from service.store import budget, db
 
 log = logging.getLogger(__name__)
 
@@ -51,6 +53,7 @@ class Hangup(Protocol):
 
 
 CHANNEL = "cardroom_events"
+REMATCH = "rematch"  # the payload's second word when a finished game gets its rematch
 POLL_SECONDS = 1.0  # while the hub cannot listen, waiters wake this often to read the store
 STOP_CHECK_SECONDS = 1.0  # how long the listener blocks before it looks at the stop flag
 IDLE_PROBE_SECONDS = 30.0  # a quiet connection is probed: a dead peer is not always noticed
@@ -129,6 +132,12 @@ class Hub:
         self._latest.move_to_end(game_id)
         while len(self._latest) > KNOWN_GAMES:
             self._latest.popitem(last=False)
+
+    def forget(self) -> None:
+        """Vouch for nothing known so far (the database is another: its versions may be
+        behind what was notified)."""
+        with self._lock:
+            self._latest.clear()
 
     def start(self) -> bool:
         """Start listening unless it already does; returns whether it listens. The first call
@@ -232,7 +241,11 @@ class Hub:
     def _notified(self, payload: str) -> None:
         game, _, version = payload.partition(" ")
         try:
-            game_id, last = UUID(game), int(version)
+            game_id = UUID(game)
+            if version == REMATCH:  # a finished game's rematch (migration 0016): no new version
+                self._wake_game(game_id)
+                return
+            last = int(version)
         except ValueError:
             log.warning("live updates: ignored a malformed notification %r", payload)
             return
@@ -241,6 +254,12 @@ class Hub:
             for waiter in self._waiters.get(game_id, ()):
                 if last > waiter.after:
                     waiter.woken.set()
+
+    def _wake_game(self, game_id: UUID) -> None:
+        """Wake every waiter of ``game_id``, whatever version it waits past."""
+        with self._lock:
+            for waiter in self._waiters.get(game_id, ()):
+                waiter.woken.set()
 
     def _wake_all(self) -> None:
         with self._lock:
@@ -296,7 +315,9 @@ def wait_past(
         if not woken and hub.listening and hub.epoch == epoch:
             break  # the time is up and no notification was missed: nothing to read again
         epoch = hub.epoch
+        budget.start()  # the wait is over: the request's reads get a budget from now
         current = _RELOADS.run((game_id, after), load).result or current
+    budget.start()  # what the answer still reads gets a budget of its own too
     return current
 
 

@@ -111,18 +111,27 @@ def url_user(url: str) -> str | None:
     return None if user is None else str(user)
 
 
+def app_role() -> str:
+    """The role the workers run as ('' : the URL's own user, CARDROOM_APP_ROLE empty)."""
+    role = settings().app_role
+    return APP_ROLE if role is None else role
+
+
+def is_app_role(url: str) -> bool:
+    """Whether ``url`` logs in as the app role already (it cannot migrate: compose's service)."""
+    role = app_role()
+    return bool(role) and url_user(url) == role
+
+
 def app_url(owner_url: str) -> str:
-    """Where the service's workers connect: ``owner_url`` (which migrates) as the least
-    privileged role ``cardroom_app`` (CARDROOM_APP_ROLE names another; empty: the owner's URL
-    as it is). Without CARDROOM_APP_ROLE, a ``DATABASE_URL`` that names a user is kept as it is:
-    whoever names one chose it (and its password)."""
-    configured = settings()
-    role = configured.app_role
-    if role is None:
-        if configured.database_url and url_user(configured.database_url):
-            return owner_url
-        role = APP_ROLE
-    return with_user(owner_url, role) if role else owner_url
+    """Where the service's workers connect: ``owner_url`` as the least privileged role
+    ``cardroom_app`` (CARDROOM_APP_ROLE names another; empty: the URL as it is), whatever user
+    the URL names: the workers never hold the owner's rights. The URL's password is not the
+    role's: give the role's in PGPASSFILE (or a URL that names the role, with its password)."""
+    role = app_role()
+    if not role or url_user(owner_url) == role:
+        return owner_url
+    return with_user(owner_url, role)
 
 
 def ensure_database(admin_url: str, name: str) -> str:
@@ -242,6 +251,30 @@ def alembic_config(url: str) -> Config:
 def check_reachable(url: str) -> None:
     """Raise psycopg.OperationalError (one connection attempt) if ``url`` cannot be reached."""
     psycopg.connect(url, connect_timeout=settings().connect_timeout).close()
+
+
+class NotMigrated(RuntimeError):
+    """The database lacks this version's schema, and this process may not migrate it."""
+
+
+def check_migrated(url: str) -> None:
+    """For a process that runs as the app role (it may not migrate, nor read alembic_version):
+    raise ``NotMigrated`` unless this version's latest table is there."""
+    with psycopg.connect(url, connect_timeout=settings().connect_timeout) as conn:
+        row = conn.execute("SELECT to_regclass('key_ids') IS NOT NULL").fetchone()
+    if not row or not row[0]:
+        raise NotMigrated(
+            f"the database at {redacted(url)} is not migrated to this version: run"
+            " `cardroom migrate` with the owner's URL first (compose: the migrate service)"
+        )
+
+
+def redacted(url: str) -> str:
+    """``url`` without its password, for messages."""
+    if "://" not in url:
+        return "(key=value settings)"
+    parts = urlsplit(url)
+    return urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))
 
 
 def migrate(url: str) -> None:

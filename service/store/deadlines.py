@@ -21,7 +21,7 @@ import psycopg
 from psycopg_pool import ConnectionPool
 
 from domain.decider import GAME_CANCELLED, GAME_ENDED
-from service.store.events import StoreUnavailable
+from service.store import budget
 
 # The first key of the sweepers' advisory locks (the second is derived from the game id), so
 # that they never collide with another use of advisory locks: "clk" in ASCII.
@@ -58,16 +58,14 @@ class Expired(NamedTuple):
 
 
 class Deadlines:
-    def __init__(self, pool: ConnectionPool) -> None:
+    def __init__(self, pool: ConnectionPool, watchdog: budget.Watchdog | None = None) -> None:
         self.pool = pool
+        self.watchdog = watchdog or budget.Watchdog(lambda: str(pool.conninfo))
 
     @contextmanager
     def _connection(self) -> Iterator[psycopg.Connection[Any]]:
-        try:
-            with self.pool.connection() as conn:
-                yield conn
-        except (psycopg.OperationalError, psycopg.InterfaceError) as exc:
-            raise StoreUnavailable(str(exc)) from exc
+        with budget.session(self.pool, self.watchdog) as conn:
+            yield conn
 
     def latest(self, game_id: UUID, at_most: int | None = None) -> Deadline | None:
         """The game's latest deadline row (of a version up to ``at_most``), if any."""

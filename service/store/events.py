@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import base64
 import hmac
+import logging
 import os
 import socket
-from collections.abc import Iterator, Mapping, Sequence
+import threading
+import weakref
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
@@ -28,9 +31,12 @@ from psycopg_pool import ConnectionPool
 from domain.chain import GENESIS, event_hash
 from domain.decider import GAME_CANCELLED, GAME_ENDED, GAME_STARTED, SEAT_LEFT, Event
 from service import metrics
-from service.store import db, idempotency_records, invitations
+from service.store import budget, idempotency_records, invitations, rematches
+from service.store.failures import StoreError, StoreUnavailable, unavailable
 from service.store.idempotency_records import IdempotencyRecord
 from service.store.recent import Recent
+
+log = logging.getLogger(__name__)
 
 STATUSES = ("waiting", "playing", "over", "cancelled")
 # Orders of ``list_games``: by (created_at, id) ascending or descending.
@@ -44,10 +50,6 @@ _CONFLICT_CONSTRAINTS = {
     "events_version_contiguous",
     "turn_deadlines_pkey",
 }
-
-
-class StoreError(Exception):
-    """Base of the store's errors."""
 
 
 class GameNotFound(StoreError):
@@ -84,10 +86,18 @@ class VersionConflict(StoreError):
 _PROBE_EMPTY = "TRUNCATE readiness_probe"
 _PROBE_WRITE = "INSERT INTO readiness_probe (process) VALUES (%s)"
 _PROCESS = f"{socket.gethostname()}:{os.getpid()}"
-
-
-class StoreUnavailable(StoreError):
-    """The database cannot be reached (down, restarting, or the pool is exhausted)."""
+# What an append locks (the mode INSERT takes: appends never wait for each other on it, only
+# for a lock someone took on a whole table).
+_PROBE_LOCKS = "LOCK TABLE games, events, seats, turn_deadlines IN ROW EXCLUSIVE MODE"
+# Which database this is: the cluster (pg_control), its history (timeline), the server's
+# lifetime (a restart onto a copy of the files keeps the first two) and the database itself.
+_IDENTITY = (
+    "SELECT (SELECT system_identifier FROM pg_control_system()),"
+    " (SELECT timeline_id FROM pg_control_checkpoint()),"
+    " pg_postmaster_start_time(),"
+    " (SELECT oid FROM pg_database WHERE datname = current_database())"
+)
+_READ_ONLY = "SELECT pg_is_in_recovery(), current_setting('default_transaction_read_only')"
 
 
 @dataclass(frozen=True, slots=True)
@@ -217,10 +227,12 @@ WHERE s.client = %s AND s.game_id <> %s AND NOT EXISTS (
 
 
 @lru_cache(maxsize=128)
-def _append_query(rows: int, seat: bool, deadline: bool, record: bool) -> str:
+def _append_query(
+    rows: int, seat: bool, deadline: bool, record: bool, rematch_seat: bool = False
+) -> str:
     """The statement of an ``append`` of that shape: built once, not composed per append.
-    Its parameters: the seat row's, the deadline row's, the record's (those given, in that
-    order), then each event row's."""
+    Its parameters: the seat row's, the deadline row's, the record's, the rematch seat's
+    (those given, in that order), then each event row's."""
     append = _APPEND.format(values=", ".join(["(%s, %s, %s, %s, %s, %s)"] * rows))
     with_rows = [
         row
@@ -228,6 +240,7 @@ def _append_query(rows: int, seat: bool, deadline: bool, record: bool) -> str:
             (_SEAT_ROW, seat),
             (_DEADLINE_ROW, deadline),
             (idempotency_records.ROW, record),
+            (rematches.SEAT_ROW, rematch_seat),
         )
         if wanted
     ]
@@ -258,23 +271,50 @@ class EventStore:
         # The last (version, hash) seen of recent games: the next append links to it without
         # reading it back (events never change, so a remembered hash stays true).
         self._heads: Recent[UUID, tuple[int, str]] = Recent(4096)
+        self.watchdog = budget.Watchdog(lambda: str(pool.conninfo))
+        # Which database the caches were read from, and the connections checked against it.
+        self._identity: tuple[Any, ...] | None = None
+        self._identity_lock = threading.Lock()
+        self._checked: weakref.WeakSet[psycopg.Connection[Any]] = weakref.WeakSet()
+        self._forgetters: list[Callable[[], None]] = [self._heads.clear]
+        # Counts the databases met: a read that began under another generation must not
+        # believe (nor remember) what it took from memory before.
+        self.generation = 0
 
     @contextmanager
     def _connection(self) -> Iterator[psycopg.Connection[Any]]:
-        """A pooled connection in autocommit mode: a read is one round trip; writes open their
-        own transaction (``conn.transaction()``)."""
-        try:
-            with self.pool.connection(timeout=db.connection_timeout(self.pool)) as conn:
-                db.note_reachable(self.pool)
-                yield conn
-        except errors.DiskFull as exc:  # it answers, but cannot write: 503, yet not "down"
-            raise StoreUnavailable(f"the database refuses writes: {exc}") from exc
-        except (psycopg.OperationalError, psycopg.InterfaceError) as exc:
-            # Includes psycopg_pool.PoolTimeout. The pool discards broken connections itself.
-            db.note_unreachable(self.pool, exc)
-            raise StoreUnavailable(str(exc)) from exc
-        except errors.ReadOnlySqlTransaction as exc:  # a read-only database, a standby: 503
-            raise StoreUnavailable(f"the database refuses writes: {exc}") from exc
+        """A pooled connection in autocommit mode, for work that ends by the request's
+        deadline (service/store/budget.py): a read is one round trip; writes open their own
+        transaction (``conn.transaction()``)."""
+        with budget.session(self.pool, self.watchdog) as conn:
+            if conn not in self._checked:
+                self._check_database(conn)
+            yield conn
+
+    def on_new_database(self, forget: Callable[[], None]) -> None:
+        """Call ``forget`` whenever this process finds its database is not the one it read
+        before: a restart onto a restored copy, a failover, another server or database."""
+        self._forgetters.append(forget)
+
+    def _check_database(self, conn: psycopg.Connection[Any]) -> None:
+        """On each new connection: the server's system identifier, timeline and start time
+        and the database's oid. Any change (a server restarted onto a copy of its files that
+        lacks the last commits, a promoted standby, another server or database) means what
+        this process remembers may be ahead of what the database holds: it is all dropped."""
+        identity = tuple(conn.execute(_IDENTITY).fetchone() or ())
+        with self._identity_lock:
+            known, self._identity = self._identity, identity
+            if known is not None and known != identity:
+                log.warning(
+                    "the database is not the one this process read before (system, timeline,"
+                    " database, start: %s, was %s): every cache is dropped",
+                    identity,
+                    known,
+                )
+                self.generation += 1  # before the caches go: see GameService.load
+                for forget in self._forgetters:
+                    forget()
+            self._checked.add(conn)
 
     connection = _connection  # for the store's companions (service/store/invitations.py)
 
@@ -290,12 +330,15 @@ class EventStore:
         seed_key_id: str | None = None,
         private: tuple[bytes, bytes] | None = None,
         deadline: NewDeadline | None = None,
+        rematch_of: tuple[UUID, int] | None = None,
     ) -> int:
         """Record a new game, its secret seed (sealed under key ``seed_key_id``, see
         service/keys.py) and its first events (and the idempotency ``record`` of the keyed
         request that creates it, and the ``deadline`` its seats must fill by, in the same
         transaction); return its version. ``private``: the hashes of its creator's token and of
-        its first invitation, for a private game."""
+        its first invitation, for a private game. ``rematch_of``: the finished game (and its
+        seat that proposed it) this game is the rematch of; :class:`RematchExists` if that
+        game has one already (nothing is written then)."""
         if not events:
             raise ValueError("a game starts with at least one event")
         try:
@@ -313,9 +356,13 @@ class EventStore:
                     cur.execute(_DEADLINE_INSERT, (game_id, *deadline))
                 if record is not None:
                     cur.execute(idempotency_records.INSERT, record.params(game_id, len(rows)))
+                if rematch_of is not None:
+                    rematches.insert(cur, rematch_of[0], game_id, rematch_of[1])
         except errors.UniqueViolation as exc:
             if exc.diag.constraint_name == "games_pkey":
                 raise GameExists(game_id) from exc
+            if rematch_of is not None and exc.diag.constraint_name == rematches.CONSTRAINT:
+                raise rematches.RematchExists(rematch_of[0]) from exc
             raise
         self._remember_head(game_id, len(rows), rows[-1][-1])
         return len(events)
@@ -331,6 +378,7 @@ class EventStore:
         deadline: NewDeadline | None = None,
         record: IdempotencyRecord | None = None,
         invitation: bytes | None = None,
+        rematch_seat: tuple[UUID, int, int] | None = None,
     ) -> int:
         """Append ``events`` as versions ``expected_version + 1 ..``; return the new version.
 
@@ -345,14 +393,21 @@ class EventStore:
         :class:`GameNotFound` if there is no such game. ``invitation``: a join into a private
         game, the hash of the invitation it presented; the events are appended only if it is
         still the invitation in force (else :class:`InvitationRevoked`), checked under the lock
-        a change of the invitation takes (service/store/invitations.py).
+        a change of the invitation takes (service/store/invitations.py). ``rematch_seat``: a
+        join into a rematch, ``(finished game, its seat, the new seat)``;
+        :class:`RematchSeatTaken` if that seat has its seat in the rematch already.
         """
         if not events:
             raise ValueError("nothing to append")
+        generation = self.generation
         previous = self.hash_at(game_id, expected_version)
         rows = _rows(game_id, expected_version + 1, previous, events)
         query = _append_query(
-            len(rows), seat_token is not None, deadline is not None, record is not None
+            len(rows),
+            seat_token is not None,
+            deadline is not None,
+            record is not None,
+            rematch_seat is not None,
         )
         params: list[Any] = []
         if seat_token is not None:
@@ -361,11 +416,15 @@ class EventStore:
             params += [game_id, *deadline]
         if record is not None:
             params += record.params(game_id, expected_version + len(rows))
+        if rematch_seat is not None:
+            params += rematch_seat
         params += [value for row in rows for value in row]
         # One statement, hence atomic even in autocommit, in one round trip.
         metrics.APPENDS.inc()
         try:
             with self._connection() as conn:
+                if self.generation != generation:  # the hash linked to may be of another
+                    raise VersionConflict(game_id, expected_version)  # database: decide again
                 if invitation is None:
                     conn.execute(query, params)
                 else:
@@ -374,6 +433,8 @@ class EventStore:
             if exc.diag.constraint_name in _CONFLICT_CONSTRAINTS:
                 metrics.APPEND_CONFLICTS.inc()
                 raise VersionConflict(game_id, expected_version) from exc
+            if rematch_seat is not None and exc.diag.constraint_name == rematches.SEAT_CONSTRAINT:
+                raise rematches.RematchSeatTaken(*rematch_seat[:2]) from exc
             raise
         except errors.ForeignKeyViolation as exc:
             raise GameNotFound(game_id) from exc
@@ -571,16 +632,28 @@ class EventStore:
         with self._connection() as conn:
             conn.execute("SELECT 1")
 
+    def check_read_write(self) -> None:
+        """Raise :class:`StoreUnavailable` (``read_only``) if the database takes no writes: a
+        standby in recovery, or ``default_transaction_read_only`` on."""
+        with self._connection() as conn:
+            row = conn.execute(_READ_ONLY).fetchone()
+        if row is not None and row[0]:
+            raise StoreUnavailable("the database is a standby in recovery", "read_only")
+        if row is not None and row[1] == "on":
+            raise StoreUnavailable("the database's transactions are read-only", "read_only")
+
     def check_writable(self) -> None:
-        """Raise :class:`StoreUnavailable` unless the database commits a write that needs new
-        disk space (one row in a freshly emptied table). Catches a full disk, a read-only
-        database, a standby, a lost privilege, and what shows only at COMMIT."""
+        """Raise :class:`StoreUnavailable` unless the database commits, within the deadline, a
+        write that needs new disk space (one row in a freshly emptied table) after taking the
+        locks every append takes: a lock held on the game tables, a full disk, a read-only
+        database, a lost privilege, a synchronous standby missing (at COMMIT) all fail it."""
         try:
             with self._connection() as conn, conn.transaction():
+                conn.execute(_PROBE_LOCKS)
                 conn.execute(_PROBE_EMPTY)
                 conn.execute(_PROBE_WRITE, (_PROCESS,))
-        except psycopg.Error as exc:  # e.g. DiskFull, ReadOnlySqlTransaction, InsufficientPrivilege
-            raise StoreUnavailable(f"the database refuses writes: {exc}") from exc
+        except psycopg.Error as exc:  # e.g. InsufficientPrivilege
+            raise unavailable(exc) from exc
 
     @staticmethod
     def _exists(conn: psycopg.Connection[Any], game_id: UUID) -> bool:

@@ -22,8 +22,8 @@ import psycopg
 DEFAULT_TTL_SECONDS = 24 * 3600
 PURGE_BATCH = 1000  # rows per purge: a purge is one short statement, however much expired
 
-_COLUMNS = "scope, key, request_hash, game_id, version, secret, expires_at"
-_VALUES = "%s, %s, %s, %s, %s, %s, now() + %s * interval '1 second'"
+_COLUMNS = "scope, key, request_hash, game_id, version, secret, binding, expires_at"
+_VALUES = "%s, %s, %s, %s, %s, %s, %s, now() + %s * interval '1 second'"
 # A CTE of the append's statement: the record goes in with the events, or not at all.
 ROW = f"idempotency_record AS (INSERT INTO idempotency_keys ({_COLUMNS}) VALUES ({_VALUES}))"
 INSERT = f"INSERT INTO idempotency_keys ({_COLUMNS}) VALUES ({_VALUES})"
@@ -32,13 +32,15 @@ INSERT = f"INSERT INTO idempotency_keys ({_COLUMNS}) VALUES ({_VALUES})"
 @dataclass(frozen=True)
 class IdempotencyRecord:
     """A keyed request about to append: who (``scope``), which key (its SHA-256), which request
-    (its fingerprint), and a ``secret`` to keep for its retries (sealed; a join's token)."""
+    (its fingerprint), a ``secret`` to keep for its retries (sealed; a join's token) and what
+    binds it to its client (migration 0014: a secret is replayed to that client only)."""
 
     scope: str
     key_hash: str
     request_hash: bytes
     secret: bytes | None
     ttl_seconds: float
+    binding: bytes | None = None
 
     def params(self, game_id: UUID, version: int) -> list[Any]:
         """The values of :data:`ROW` or :data:`INSERT` for the game's version after the append."""
@@ -49,6 +51,7 @@ class IdempotencyRecord:
             game_id,
             version,
             self.secret,
+            self.binding,
             self.ttl_seconds,
         ]
 
@@ -62,23 +65,25 @@ class Stored:
     version: int
     secret: bytes | None
     expired: bool
+    binding: bytes | None = None  # None: written before migration 0014
 
 
 def find(conn: psycopg.Connection[Any], scope: str, key_hash: str) -> Stored | None:
     row = conn.execute(
-        "SELECT request_hash, game_id, version, secret, expires_at <= now()"
+        "SELECT request_hash, game_id, version, secret, expires_at <= now(), binding"
         " FROM idempotency_keys WHERE scope = %s AND key = %s",
         (scope, key_hash),
     ).fetchone()
     if row is None:
         return None
-    request_hash, game_id, version, secret, expired = row
+    request_hash, game_id, version, secret, expired, binding = row
     return Stored(
         bytes(request_hash),
         game_id,
         int(version),
         None if secret is None else bytes(secret),
         expired,
+        None if binding is None else bytes(binding),
     )
 
 

@@ -1,4 +1,7 @@
-"""A small bounded cache for facts that never change once written (events, seeds, hashes)."""
+"""A small bounded cache for facts that never change once written (events, seeds, hashes) in
+the database they were read from: a database restored from a copy that lacks the last commits is
+another database, and every cache is cleared when the process meets one (service/store/events.py,
+``EventStore.on_new_database``)."""
 
 from __future__ import annotations
 
@@ -31,3 +34,7 @@ class Recent(Generic[K, V]):
             self._items.move_to_end(key)
             while len(self._items) > self._size:
                 self._items.popitem(last=False)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()

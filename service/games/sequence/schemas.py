@@ -11,6 +11,7 @@ from domain.sequence.cards import ONE_DECK
 from service.bodies import (
     MOVE_SEAT,
     RECEIPT_DESCRIPTION,
+    REMATCH,
     TURN_NUMBER,
     VISIBILITY,
     Invitation,
@@ -359,6 +360,7 @@ class SequenceView(Schema):
     receipt = fields.Nested(Receipt, metadata={"description": RECEIPT_DESCRIPTION})
     visibility = VISIBILITY()
     invitation = fields.Nested(Invitation)  # a private game's, in the answer creating it
+    rematch = REMATCH()
 
 
 # --- the score sheet ------------------------------------------------------------------------------

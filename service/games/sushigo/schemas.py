@@ -12,6 +12,7 @@ from domain.sushigo.rules import EDITIONS, PASS_DIRECTIONS
 from service.bodies import (
     MOVE_SEAT,
     RECEIPT_DESCRIPTION,
+    REMATCH,
     TURN_NUMBER,
     VISIBILITY,
     Invitation,
@@ -413,6 +414,7 @@ class SushiGoView(Schema):
     receipt = fields.Nested(Receipt, metadata={"description": RECEIPT_DESCRIPTION})
     visibility = VISIBILITY()
     invitation = fields.Nested(Invitation)  # a private game's, in the answer creating it
+    rematch = REMATCH()
 
 
 # --- the score sheet ------------------------------------------------------------------------------

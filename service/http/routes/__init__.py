@@ -9,7 +9,7 @@ contract's paths (service/http/contract.py walks the rules as registered).
 from service.http.routes.common import api
 
 # isort: off
-from service.http.routes import lobby, views, seats, moves, history, operations  # noqa: F401
+from service.http.routes import lobby, views, seats, rematch, moves, history, operations  # noqa: F401, E501
 # isort: on
 
 __all__ = ["api"]

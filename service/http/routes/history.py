@@ -8,6 +8,7 @@ from uuid import UUID
 
 from flask import Response, json, request
 
+from domain import receipts
 from domain.audit import audit
 from domain.decider import FINAL_EVENTS, Viewer
 from service.http import auth
@@ -342,6 +343,7 @@ def audit_with_receipts(game_id: str) -> Response:
       parameters:
       - GameId
       - IdempotencyKey
+      - IdempotencySecret
       summary: Audit a finished game against the receipts players kept
       description: |
         The audit of `GET`, with the receipts given checked against the rows as they are now:
@@ -394,5 +396,5 @@ def _audit(gid: UUID, receipts_given: list[Any]) -> Response:
         )
     lines = [EXPORT_LINE.dump(export_line(gid, r, r.data, r.hash)) for r in records]
     lines.append(checkpoint_line(gid, records[-1]))
-    keys = games().keys.public
+    keys = receipts.public_keys(games().published_keys())
     return json_response(AUDIT_REPORT.dump(audit(lines, keys=keys, receipts=receipts_given)))

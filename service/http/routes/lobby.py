@@ -43,6 +43,7 @@ def create_game() -> Response:
       operationId: createGame
       parameters:
       - IdempotencyKey
+      - IdempotencySecret
       summary: Create a game
       description: |
         Creates a game with the given rules; nobody is seated yet (status `waiting`). The

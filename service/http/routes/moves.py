@@ -33,6 +33,7 @@ def make_move(game_id: str) -> Response:
       parameters:
       - GameId
       - IdempotencyKey
+      - IdempotencySecret
       summary: Pick (Sushi Go!) or play (Sequence)
       description: |
         Records the pick of the token's seat for the turn it names (S4). A pick is final: it

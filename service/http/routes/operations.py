@@ -22,9 +22,10 @@ def signing_keys() -> Response:
       operationId: getSigningKeys
       summary: The public keys receipts and exports are signed with
       description: |
-        A JWK Set of the service's Ed25519 public keys: the active one (last) and those it
-        signed with before a rotation, so old receipts stay verifiable. `cardroom keys`
-        prints the same. Keep a copy: an audit checks signatures against the keys you give it.
+        A JWK Set of the service's Ed25519 public keys: the active one (last) and every one
+        it signed with before, rotated or retired (the database records each key id the
+        service used), so every receipt handed out stays verifiable. Keep a copy: an audit
+        checks signatures against the keys you give it.
       security: []
       responses:
         '200':
@@ -34,7 +35,7 @@ def signing_keys() -> Response:
               schema: {$ref: '#/components/schemas/Jwks'}
         '500': InternalError
     """
-    response = json_response(JWKS.dump(games().keys.jwks()))
+    response = json_response(JWKS.dump(games().published_keys()))
     response.headers["Cache-Control"] = "max-age=300"
     return response
 

@@ -39,6 +39,7 @@ def join_game(game_id: str) -> Response:
       parameters:
       - GameId
       - IdempotencyKey
+      - IdempotencySecret
       summary: Take a seat
       description: |
         Takes the first free seat (seats are numbered from 0 in joining order; a seat left
@@ -237,6 +238,7 @@ def new_invitation(game_id: str) -> Response:
       parameters:
       - GameId
       - IdempotencyKey
+      - IdempotencySecret
       summary: Issue a new invitation to a private game
       description: |
         With the creator token (`Authorization: Bearer <creator_token>`), a new invitation

@@ -7,6 +7,7 @@ from flask import Response, request
 from service import metrics
 from service.http import auth
 from service.http.hangup import Hangup
+from service.http.rematching import announced
 from service.http.routes.common import (
     api,
     game_id_of,
@@ -103,8 +104,11 @@ def get_game(game_id: str) -> Response:
         finally:
             release()
     # A seat and a spectator see different bodies at the same version: the tag names both.
+    # A finished game's rematch changes the view, not the version: the tag says it too.
+    extra = announced(gid, loaded.adapter.game.is_over(loaded.state))
     tag = f"{loaded.version}-{'spectator' if seat is None else f'seat{seat}'}"
+    tag += "-rematch" if extra else ""
     headers = {"ETag": f'W/"{tag}"', "Vary": "Authorization"}
     if request.if_none_match.contains_weak(tag):
         return Response(status=304, headers=headers)
-    return json_response(view_body(loaded, seat), 200, **headers)
+    return json_response(view_body(loaded, seat, **extra), 200, **headers)

@@ -25,6 +25,11 @@ function describe(status, problem) {
   return text;
 }
 
+// Sent with every keyed POST and its retries, shown in no answer: a replayed answer that holds a
+// secret (a seat's token, an invitation) comes back only to this page, not to whoever learns
+// its Idempotency-Key (README, "Retrying safely").
+const IDEMPOTENCY_SECRET = crypto.randomUUID();
+
 const RETRIES = 3; // after a 503 (the database is briefly away) or a lost connection
 const MAX_WAIT_MS = 5000;
 
@@ -37,7 +42,10 @@ export async function api(method, path, { body, token, idempotent = method === "
   const headers = { Accept: "application/json" };
   if (token) headers.Authorization = `Bearer ${token}`;
   if (body !== undefined) headers["Content-Type"] = "application/json";
-  if (idempotent) headers["Idempotency-Key"] = crypto.randomUUID();
+  if (idempotent) {
+    headers["Idempotency-Key"] = crypto.randomUUID();
+    headers["Idempotency-Secret"] = IDEMPOTENCY_SECRET;
+  }
   const init = { method, headers, body: body === undefined ? undefined : JSON.stringify(body) };
   for (let attempt = 0; ; attempt++) {
     let response;
@@ -176,7 +184,7 @@ export function receiptsOf(gameId) {
  * and the stream redacts each event for whoever asks. Reconnects where it left off when the server
  * ends a stream; stops at 204 (nothing more will ever come) or when `stop()` is called.
  */
-export function follow(gameId, { token, after = 0, onEvent, onState }) {
+export function follow(gameId, { token, after = 0, onEvent, onState, onRematch }) {
   const control = new AbortController();
   let last = after;
   let stopped = false;
@@ -184,7 +192,8 @@ export function follow(gameId, { token, after = 0, onEvent, onState }) {
   async function once() {
     const headers = { Accept: "text/event-stream", "Last-Event-ID": String(last) };
     if (token) headers.Authorization = `Bearer ${token}`;
-    const response = await fetch(`/games/${gameId}/stream`, { headers, signal: control.signal });
+    // After the game's end the stream stays open for its rematch (a `rematch` message).
+    const response = await fetch(`/games/${gameId}/stream?follow_rematch=true`, { headers, signal: control.signal });
     if (response.status === 204) return false;
     if (!response.ok) throw new ApiError(response.status, await response.json().catch(() => null));
     onState?.("live");
@@ -199,7 +208,10 @@ export function follow(gameId, { token, after = 0, onEvent, onState }) {
         const frame = buffer.slice(0, end);
         buffer = buffer.slice(end + 2);
         const record = parseFrame(frame);
-        if (record) {
+        if (record && /^event: ?rematch$/m.test(frame)) {
+          last = `${last}r`; // the announcement's id: nothing follows it
+          onRematch?.(record);
+        } else if (record) {
           last = record.version;
           onEvent(record);
         }

@@ -1,7 +1,6 @@
 // The page's router: #/ (lobby), #/game/<id> (play or watch), #/replay/<id>[/<version>].
 import { showLobby } from "./lobby.js";
 import { showGame } from "./play.js";
-import { showReplay } from "./replay.js";
 import { showRules } from "./rules.js";
 import { clearNotice, h, replace } from "./ui.js";
 
@@ -17,6 +16,7 @@ async function route() {
   leave?.();
   leave = null;
   clearNotice();
+  window.scrollTo(0, 0); // a new page starts at its top, not at the last page's scroll position
   // A private game's invitation link: #/game/<id>?invitation=<token>.
   const game = hash.match(/^#\/game\/([0-9a-f-]{36})(?:\?invitation=([A-Za-z0-9_%-]{1,128}))?$/i);
   const rules = hash.match(/^#\/rules\/([a-z0-9-]{1,40})(?:\/([A-Z]\d+))?$/);
@@ -29,6 +29,8 @@ async function route() {
     leave = await showGame(main, game[1], game[2] ? decodeURIComponent(game[2]) : null);
   } else if (replay) {
     shown = `replay:${replay[1]}`;
+    // Loaded when a replay is shown (a game's page does not need it: issue 29 kept its weight).
+    const { showReplay } = await import("./ondemand/replay.js");
     await showReplay(main, replay[1], replay[2] ? Number(replay[2]) : null);
   } else if (hash === "#/" || hash === "#") {
     shown = "lobby";

@@ -2,6 +2,7 @@
 // GET /games/{id} (the view for your seat), its event stream and GET /games/{id}/scores.
 import { api, follow, forgetSeat, invitationLink, invitationOf, rememberInvitation, rememberSeat, seatOf } from "./api.js";
 import { focusKey, restoreFocus } from "./focus.js";
+import { morph } from "./morph.js";
 import { knownGame, moduleFor, rememberGame } from "./games.js";
 import { clearNotice, clearTroubleNotice, h, notify, replace } from "./ui.js";
 
@@ -117,6 +118,7 @@ class GamePage {
       after: this.seen ?? this.view.version, // from the last event the log has seen: no gap
       onEvent: (record) => this.onEvent(record),
       onState: (state) => this.showConnection(state),
+      onRematch: () => this.refresh().then(() => this.render()), // the view says who proposed it
     });
   }
 
@@ -166,6 +168,8 @@ class GamePage {
       this.sheetStale = true;
       this.showSummary(ended);
     }
+    // What the reveal(s) since the last view added to each seat's table: marked until the next.
+    this.reveal = (this.view && this.module?.revealOf?.(this.view, view)) || this.reveal;
     this.view = view;
     if (this.module) this.resetDraft();
   }
@@ -202,8 +206,8 @@ class GamePage {
   addLog(record) {
     if (record.version <= (this.seen ?? 0)) return;
     this.seen = record.version;
-    const line = this.module.describeEvent(this.view, record);
-    if (line) this.log.unshift({ version: record.version, line });
+    // The line is written when shown: a reveal's says where its nigiri went once the page knows.
+    if (this.module.describeEvent(this.view, record)) this.log.unshift({ version: record.version, record });
     this.log.length = Math.min(this.log.length, LOG_LINES);
   }
 
@@ -250,35 +254,43 @@ class GamePage {
       content, h("button", { type: "button", class: "primary", id: "round-summary-continue", onclick: () => this.hideSummary() }, "Continue"));
   }
 
+  /** The outcome first: a finished game's ranking and how it was decided, then Replay and the
+   * table's rematch. */
   finalPanel() {
-    const content = this.view.status === "over" && this.sheet && this.module.finalSummary?.(this.sheet, this.view);
-    if (!content) return null;
-    return h("section", { class: "panel final", id: "final" }, content,
+    if (this.view.status !== "over") return null;
+    const content = this.sheet && this.module.finalSummary?.(this.sheet, this.view);
+    return h("section", { class: "panel final", id: "final", "aria-labelledby": "final-title" }, content,
       h("p", { class: "cta" },
         h("a", { class: "button primary", href: `#/replay/${this.id}`, id: "replay-link" }, "Replay this game, turn by turn"), " ",
-        h("button", { type: "button", class: "secondary", id: "rematch", onclick: () => this.rematch() }, "Rematch: same game, same people and bots")));
+        this.rematchControl()));
   }
 
-  /** The same game again: same rules, the same bots at the same seats, the same clock; this
-   * browser sits down, and the others join by the invitation link. */
+  /** Rematch for the whole table (POST /games/{id}/rematch): the first to ask creates it, the
+   * others see "‹name› proposes a rematch — Join", live (the stream announces it). */
+  rematchControl() {
+    const offer = this.view.rematch;
+    const proposer = offer ? this.view.seats[offer.proposed_by]?.name || `Seat ${offer.proposed_by + 1}` : null;
+    if (offer && seatOf(offer.game_id)) {
+      return h("a", { class: "button secondary", id: "rematch-link", href: `#/game/${offer.game_id}` }, "Go to the rematch: you have a seat");
+    }
+    if (!this.seat) {
+      return offer ? h("span", { id: "rematch-offer" }, `${proposer} proposed a rematch: `, h("a", { href: `#/game/${offer.game_id}`, id: "rematch-link" }, "watch it")) : null;
+    }
+    const button = (label) => h("button", { type: "button", class: offer ? "primary" : "secondary", id: "rematch", onclick: () => this.rematch() }, label);
+    if (!offer) return button("Rematch: same game, same people and bots");
+    return h("span", { id: "rematch-offer", role: "status" }, `${proposer} proposes a rematch — `, button("Join"));
+  }
+
+  /** This seat's seat in the rematch (created now if nobody proposed it yet). */
   async rematch() {
-    const { players, ...rules } = this.view.rules;
-    const bots = this.view.seats.filter((s) => s.bot).map((s) => ({ seat: s.seat, kind: s.bot, name: s.name }));
-    const body = { game: this.view.game, players, rules, bots };
-    if (this.view.turn_seconds) body.turn_seconds = this.view.turn_seconds;
-    if (this.view.visibility === "private") body.visibility = "private";
     try {
-      const game = await api("POST", "/games", { body });
-      const join = { name: this.seat?.name || localStorage.getItem("cardroom.name") || "Player" };
-      if (game.invitation) {
-        rememberInvitation(game.game_id, game.invitation);
-        join.invitation = game.invitation.token;
-      }
-      const grant = await api("POST", `/games/${game.game_id}/players`, { body: join });
-      rememberSeat(game.game_id, grant);
-      location.hash = `#/game/${game.game_id}`;
+      const grant = await api("POST", `/games/${this.id}/rematch`, { token: this.token });
+      rememberSeat(grant.game_id, grant);
+      location.hash = `#/game/${grant.game_id}`;
     } catch (error) {
       notify(error.message);
+      await this.refresh();
+      this.render();
     }
   }
 
@@ -330,6 +342,11 @@ class GamePage {
       this.listen(); // the stream again, now with the seat's token: it shows your own cards
     } catch (error) {
       notify(error.message);
+      if (error.code === "invalid_invitation") {
+        // The link was revoked or replaced: it is not offered (nor shared) as valid any more.
+        rememberInvitation(this.id, { token: null });
+        this.refusedInvitation = true;
+      }
       await this.refresh(); // e.g. the last seat went meanwhile: show the game as it is now
       this.render();
     }
@@ -371,17 +388,18 @@ class GamePage {
     if (!view) return;
     const focus = focusKey();
     const m = this.module;
-    replace(
-      this.main,
+    if (!this.drawn) this.main.replaceChildren(); // the page before this one (the lobby) goes
+    this.drawn = true;
+    morph(this.main, [
       h("div", { class: "game-head" },
         h("h1", {}, m.title),
         h("p", { class: "muted" }, m.describeGame(view)),
         h("p", { class: "phase", id: "phase" }, m.phase(view)),
         h("p", { class: "muted small" }, h("span", { id: "connection", class: "connection" }), " ", this.whoAmI()),
         this.soundChoice()),
+      this.finalPanel(),
       this.deadline(),
       this.summaryPanel(),
-      this.finalPanel(),
       this.joinPanel(),
       this.seatActions(),
       view.status === "cancelled"
@@ -390,12 +408,11 @@ class GamePage {
         : null,
       view.status === "waiting" ? this.invite() : null,
       h("div", { class: `game-body${this.busy ? " busy" : ""}`, id: "game", "aria-busy": this.busy ? "true" : "false",
-        dataset: { version: view.version, status: view.status } },
-        m.render(view, this.draft, { onChange: () => this.render(), onMove: (body) => { this.focusHand = true; return this.move(body); } })),
-      view.status === "over" && !this.module.finalSummary
-        ? h("p", { class: "cta" }, h("a", { class: "button primary", href: `#/replay/${this.id}`, id: "replay-link" }, "Replay this game, turn by turn"),
-            " ", h("button", { type: "button", class: "secondary", id: "rematch", onclick: () => this.rematch() }, "Rematch: same game, same people and bots"))
-        : null,
+        // drawn: how many times the page was drawn (a redraw that changes nothing leaves no
+        // other trace: morph.js keeps every node).
+        dataset: { version: view.version, status: view.status, drawn: (this.draws = (this.draws || 0) + 1) } },
+        m.render(view, this.draft, { onChange: () => this.render(), onMove: (body) => { this.focusHand = true; return this.move(body); },
+          reveal: this.reveal, revealed: this.log.find((e) => e.record.type === "turn_revealed")?.record })),
       this.sheet && this.sheet.rounds?.length !== 0
         ? h("details", { class: "panel", open: view.status === "over" || undefined, id: "scores" },
             h("summary", {}, "Score sheet"), m.scoreSheet(this.sheet))
@@ -403,9 +420,9 @@ class GamePage {
       h("section", { class: "panel log", "aria-label": "What happened" },
         h("h2", {}, "What happened"),
         this.log.length
-          ? h("ul", { id: "log", tabindex: 0, "aria-label": "Events, newest first" }, this.log.map((e) => h("li", { dataset: { version: e.version } }, h("span", { class: "v muted small" }, `v${e.version}`), " ", e.line)))
+          ? h("ul", { id: "log", tabindex: 0, "aria-label": "Events, newest first" }, this.log.map((e) => h("li", { dataset: { version: e.version, key: `v${e.version}` } }, h("span", { class: "v muted small" }, `v${e.version}`), " ", m.describeEvent(view, e.record))))
           : h("p", { class: "muted" }, "Nothing yet.")),
-    );
+    ].filter(Boolean));
     this.showConnection();
     restoreFocus(focus, this.main);
     this.returnToHand();
@@ -486,7 +503,9 @@ class GamePage {
     const open = view.seats.filter((s) => !s.taken && !s.bot).length; // a bot's seat is kept
     if (!open) return null;
     if (view.visibility === "private" && !invitationOf(this.id)?.token) {
-      return h("p", { class: "panel join", id: "join" }, "This game is private: to join it, ask whoever created it for the invitation link.");
+      return h("p", { class: "panel join", id: "join" }, this.refusedInvitation
+        ? "This invitation link is no longer valid (its creator revoked or replaced it): ask whoever created the game for the new link."
+        : "This game is private: to join it, ask whoever created it for the invitation link.");
     }
     const input = h("input", { id: "join-name", name: "name", required: true, maxlength: 64, autocomplete: "nickname", value: localStorage.getItem("cardroom.name") || "" });
     return h("form", { class: "panel join", id: "join", onsubmit: (e) => { e.preventDefault(); this.join(input.value.trim()); } },

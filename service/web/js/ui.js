@@ -1,14 +1,26 @@
 // Small DOM helpers. Text always goes in as text (never as HTML): names come from other players.
 import { troubles } from "./api.js";
 
+// Handlers and properties are kept on the element (morph.js hands a new render's to the node it
+// keeps): one listener per event type calls whichever handler the element holds now.
+function dispatch(event) {
+  event.currentTarget.$on?.[event.type]?.(event);
+}
+
+export function listen(el, type, handler) {
+  el.$on ??= {};
+  if (!el.$on[type]) el.addEventListener(type, dispatch);
+  el.$on[type] = handler;
+}
+
 export function h(tag, attrs = {}, ...children) {
   const el = document.createElement(tag);
   for (const [key, value] of Object.entries(attrs || {})) {
     if (value === undefined || value === null || value === false) continue;
     if (key === "class") el.className = value;
     else if (key === "dataset") Object.assign(el.dataset, value);
-    else if (key.startsWith("on")) el.addEventListener(key.slice(2), value);
-    else if (key in el && typeof value !== "string") el[key] = value;
+    else if (key.startsWith("on")) listen(el, key.slice(2), value);
+    else if (key in el && typeof value !== "string") (el.$props ??= {})[key] = el[key] = value;
     else el.setAttribute(key, value === true ? "" : value);
   }
   append(el, children);

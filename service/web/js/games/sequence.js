@@ -355,11 +355,8 @@ function turnBanner(view) {
   let text;
   let kind = "";
   if (view.status === "waiting") text = phase(view);
-  else if (view.status === "over") {
-    text = `Game over — ${resultText(view) || "finished"}`;
-    kind = " sq-over";
-    if (view.result === "win" && view.you && view.you.team === view.winning_team) text += " — your team won!";
-  } else if (view.you?.your_turn) {
+  else if (view.status === "over") return null; // the result panel above says it (not twice)
+  else if (view.you?.your_turn) {
     text = "Your turn";
     kind = " sq-yours";
   } else if (view.seat_to_move !== null && view.seat_to_move !== undefined) {
@@ -614,6 +611,17 @@ function sheetResult(sheet) {
     return `${capital(teamName(sheet.winning_team))} wins${count} (Q12).`;
   }
   return `In progress: the first team to ${plural(sheet.to_win || 0, "sequence")} wins (Q12).`;
+}
+
+/** The game's end in words, at the top of a finished game: the result, then each team's
+ * sequences, the winners first. */
+export function finalSummary(sheet, view) {
+  const teams = [...(sheet.teams || [])].sort((a, b) => (b.team === sheet.winning_team) - (a.team === sheet.winning_team) || b.sequences - a.sequences);
+  const mine = view.you && sheet.result === "win" && view.you.team === sheet.winning_team ? " Your team won!" : "";
+  return [h("h2", { id: "final-title" }, "Result"),
+    h("p", { id: "verdict", class: "summary" }, sheetResult(sheet), mine),
+    h("ol", { class: "ranking", id: "ranking" }, teams.map((t) => h("li", { class: t.team === sheet.winning_team ? "winner" : "", dataset: { team: t.team } },
+      `${capital(teamName(t.team))} (${(t.names || []).filter(Boolean).join(", ")}): ${plural(t.sequences, "sequence")}`)))];
 }
 
 export function scoreSheet(sheet, { onScore } = {}) {

@@ -1,6 +1,7 @@
 // Sushi Go!: the play view, the table (tableaux, dummy), and the score sheet.
 import { CANCELLED, lifecycleLine, takenOverText } from "../seats.js";
 import { h, plural } from "../ui.js";
+import { FACES, NIGIRI_POINTS, art } from "./sushigo-faces.js";
 
 const CARD_NAMES = {
   tempura: "Tempura",
@@ -27,21 +28,6 @@ const CATEGORY_NAMES = {
   pudding: "Pudding",
 };
 
-// What each card is worth, at a glance on its face (the rulings S10–S15 say it in full).
-const FACES = {
-  tempura: "2 → 5",
-  sashimi: "3 → 10",
-  dumpling: "1 3 6 10 15",
-  maki_1: "●",
-  maki_2: "●●",
-  maki_3: "●●●",
-  egg_nigiri: "1",
-  salmon_nigiri: "2",
-  squid_nigiri: "3",
-  wasabi: "nigiri ×3",
-  pudding: "end: ±6",
-  chopsticks: "2 cards later",
-};
 // Cards per scoring set, for the progress shown on a tableau (S10).
 const SETS = { tempura: 2, sashimi: 3 };
 const ORDER = ["maki_3", "maki_2", "maki_1", "tempura", "sashimi", "dumpling", "egg_nigiri", "salmon_nigiri", "squid_nigiri", "pudding", "chopsticks", "wasabi"];
@@ -61,12 +47,14 @@ export const cardName = (card) => {
 };
 const isNigiri = (card) => card.endsWith("_nigiri");
 
-function face(kind) {
-  return h("small", { class: "face" }, FACES[kind] || "");
+function face(kind, text = FACES[kind] || "") {
+  return h("small", { class: "face" }, text);
 }
 
-function card(kind, attrs = {}, extra = null) {
-  return h("span", { class: `card sg-${kind}`, ...attrs }, cardName(kind), extra, face(kind));
+/** A card: its face (drawn), its name, then its value and set rule. */
+function card(kind, attrs = {}, extra = null, rule = undefined) {
+  const { class: more, ...rest } = attrs;
+  return h("span", { class: `card sg-${kind}${more ? ` ${more}` : ""}`, ...rest }, art(kind), h("span", { class: "name" }, cardName(kind)), extra, face(kind, rule));
 }
 
 function cardList(cards) {
@@ -106,36 +94,57 @@ function seatName(view, seat) {
 
 // --- the table --------------------------------------------------------------------------------
 
-function tableau(t) {
+/** The "just revealed" mark of a card (issue 29): an outline that stays until the next reveal,
+ * a brief animation unless the person prefers reduced motion, and "new" in words. */
+const NEW = () => h("span", { class: "new" }, "new");
+
+function tableau(t, fresh = null) {
   // Grouped by kind, with how far the next set is. A nigiri that went onto a wasabi (S8/S9) is
   // drawn on the oldest free wasabi; which copies went on one is read from on_wasabi in order.
+  // `fresh`: what the last reveal added, {plain, dipped} (kind → count; dipped: onto a wasabi).
+  const plain = new Map(fresh?.plain || []);
+  const dippedNew = new Map(fresh?.dipped || []);
+  const take = (left, kind) => (left.get(kind) > 0 ? (left.set(kind, left.get(kind) - 1), true) : false);
   const dipped = [...t.on_wasabi];
   const free = [];
   const stacks = [];
   const counts = new Map();
+  const wasabis = t.cards.filter((c) => c === "wasabi").length;
+  let wasabiSeen = 0;
+  const freshWasabi = plain.get("wasabi") || 0;
   for (const c of t.cards) {
     if (c === "wasabi") {
-      const slot = h("span", { class: "stack" }, card("wasabi", { dataset: { kind: "wasabi" } }));
+      wasabiSeen += 1;
+      const mark = wasabiSeen > wasabis - freshWasabi;
+      const slot = h("span", { class: "stack" }, card("wasabi", { class: mark ? "fresh" : null, dataset: { kind: "wasabi" } }, mark ? NEW() : null));
       free.push(slot);
       stacks.push(slot);
     } else if (isNigiri(c) && free.length && dipped.includes(c)) {
       dipped.splice(dipped.indexOf(c), 1);
-      free.shift().append(card(c, { title: `${cardName(c)} on a wasabi: triple points (S8)`, dataset: { kind: c } }, " on wasabi"));
+      const points = 3 * NIGIRI_POINTS[c];
+      free.shift().append(card(c, { class: "on-wasabi", title: `${cardName(c)} on a wasabi: triple points, ${points} (S8)`, dataset: { kind: c, wasabi: "on" } },
+        " on wasabi", `${NIGIRI_POINTS[c]} × 3 = ${points}`));
     } else {
       counts.set(c, (counts.get(c) || 0) + 1);
     }
+  }
+  // Nigiri on a wasabi: the latest copies of a fresh kind are this reveal's.
+  for (const slot of [...stacks].reverse()) {
+    const dip = slot.querySelector(".on-wasabi");
+    if (dip && take(dippedNew, dip.dataset.kind)) dip.classList.add("fresh"), dip.append(NEW());
   }
   const groups = ORDER.filter((k) => counts.has(k)).map((k) => {
     const n = counts.get(k);
     const size = SETS[k];
     const progress = size ? ` (${Math.floor(n / size) ? `${plural(Math.floor(n / size), "set")}, ` : ""}${n % size}/${size})` : "";
-    return card(k, { dataset: { kind: k, count: n } }, h("span", { class: "count" }, `${n > 1 ? ` ×${n}` : ""}${progress}`));
+    const mark = take(plain, k);
+    return card(k, { class: mark ? "fresh" : null, dataset: { kind: k, count: n } }, [h("span", { class: "count" }, `${n > 1 ? ` ×${n}` : ""}${progress}`), mark ? NEW() : null]);
   });
   const shown = [...groups, ...stacks];
   return shown.length ? h("div", { class: "cards" }, shown) : h("p", { class: "muted" }, "Nothing on the table");
 }
 
-function seatPanel(view, s, you) {
+function seatPanel(view, s, you, reveal) {
   const status =
     view.status !== "playing" ? null : s.picked ? h("span", { class: "badge done" }, "picked") : h("span", { class: "badge wait" }, "choosing…");
   const bot = s.bot && !(s.name || "").includes("bot") ? ` (${s.bot} bot)` : "";
@@ -146,13 +155,13 @@ function seatPanel(view, s, you) {
     { class: `seat${you?.seat === s.seat ? " mine" : ""}`, "aria-label": `Seat ${s.seat + 1}: ${label}`, dataset: { seat: s.seat } },
     h("header", {}, h("h3", {}, label), status),
     h("p", { class: "stats" }, `Score ${s.score} · ${plural(s.puddings, "pudding")} · ${plural(s.hand_size, "card")} in hand`),
-    tableau(shownTableau(view, s.seat, s.tableau)),
+    tableau(shownTableau(view, s.seat, s.tableau), reveal?.fresh.get(s.seat)),
     s.hand?.length ? h("p", {}, "Hand: ", cardList(s.hand)) : null,
     s.pick ? h("p", {}, "Pick: ", cardList(s.pick.cards)) : null,
   );
 }
 
-function dummyPanel(view) {
+function dummyPanel(view, reveal) {
   const d = view.dummy;
   if (!d) return null;
   const controller = d.controller === null ? "" : ` · controlled by ${seatName(view, d.controller)} this turn`;
@@ -162,7 +171,7 @@ function dummyPanel(view) {
     h("header", {}, h("h3", {}, "Dummy")),
     h("p", { class: "muted small" }, "A card-less third player: each turn one of you, in turn, gives it a card from your hand. It scores, but cannot win (", h("a", { href: "#/rules/sushi-go/S17" }, "S17"), ")."),
     h("p", { class: "stats" }, `Score ${d.score} · ${plural(d.puddings, "pudding")} · ${d.pile_size} cards in its pile${controller}`),
-    tableau(shownTableau(view, view.rules.players, d.tableau)),
+    tableau(shownTableau(view, view.rules.players, d.tableau), reveal?.fresh.get(view.rules.players)),
   );
 }
 
@@ -173,13 +182,53 @@ function shownTableau(view, seat, current) {
   return view.last_round.seats.find((s) => s.seat === seat)?.tableau ?? current;
 }
 
-function table(view) {
+function table(view, reveal = null) {
   return h(
     "div",
     { class: "table", id: "table" },
-    view.seats.map((s) => seatPanel(view, s, view.you)),
-    dummyPanel(view),
+    view.seats.map((s) => seatPanel(view, s, view.you, reveal)),
+    dummyPanel(view, reveal),
   );
+}
+
+// --- what a reveal did (issue 29) -------------------------------------------------------------
+
+// What the page saw each reveal do, by "round:turn": per seat, the nigiri that went onto a
+// wasabi and those kept off a free one (the event says what was picked, not where it went).
+const REVEALS = new Map();
+
+const counted = (cards) => cards.reduce((m, c) => m.set(c, (m.get(c) || 0) + 1), new Map());
+
+/** What the reveal(s) between two views of one game did: per seat, the cards added ({plain,
+ * dipped}: kind → count) and, if exactly one turn was revealed, which nigiri went onto a wasabi
+ * (remembered for its log line). Null if nothing was revealed. */
+export function revealOf(before, after) {
+  if (!before || before.status !== "playing" || after.version <= before.version) return null;
+  const ended = after.round !== before.round || after.status === "over";
+  if (!ended && after.turn === before.turn) return null;
+  const last = ended ? after.last_round : null;
+  if (ended && last?.round !== before.round) return null;
+  const tableauOf = (seat) =>
+    ended ? last.seats.find((s) => s.seat === seat)?.tableau : seat < after.rules.players ? after.seats[seat].tableau : after.dummy?.tableau;
+  const seats = [...before.seats.map((s) => [s.seat, s.tableau]), ...(before.dummy ? [[before.rules.players, before.dummy.tableau]] : [])];
+  const one = ended ? true : after.turn === before.turn + 1;
+  const fresh = new Map();
+  const wasabi = new Map();
+  for (const [seat, was] of seats) {
+    const now = tableauOf(seat);
+    if (!now) continue;
+    const added = counted(now.cards);
+    for (const [kind, n] of counted(was.cards)) added.set(kind, (added.get(kind) || 0) - n);
+    const dipped = counted(now.on_wasabi.slice(was.on_wasabi.length));
+    const plain = new Map([...added].filter(([, n]) => n > 0).map(([kind, n]) => [kind, n - (dipped.get(kind) || 0)]));
+    fresh.set(seat, { plain, dipped });
+    const freeBefore = was.cards.filter((c) => c === "wasabi").length - was.on_wasabi.length + (added.get("wasabi") || 0);
+    const freeAfter = freeBefore - (now.on_wasabi.length - was.on_wasabi.length);
+    const off = [...plain].filter(([kind, n]) => isNigiri(kind) && n > 0 && freeAfter > 0).map(([kind]) => kind);
+    wasabi.set(seat, { onto: [...dipped.keys()], off });
+  }
+  if (one) REVEALS.set(`${before.round}:${before.turn}`, wasabi);
+  return { round: before.round, turn: before.turn, fresh };
 }
 
 // --- your hand and your pick ------------------------------------------------------------------
@@ -196,9 +245,16 @@ export function newDraft() {
 }
 
 /** The live game: every seat's table, then your hand (if you have a seat and it is playing). */
-export function render(view, draft, { onChange, onMove }) {
+export function render(view, draft, { onChange, onMove, reveal = null, revealed = null }) {
   useEdition(view);
-  return h("div", { class: "sushigo" }, howToPlay(view), hand(view, draft, { onChange, onMove }), h("h2", { class: "visually-hidden" }, "The table"), table(view));
+  return h("div", { class: "sushigo" }, howToPlay(view), hand(view, draft, { onChange, onMove }), h("h2", { class: "visually-hidden" }, "The table"),
+    revealLine(view, revealed), table(view, reveal));
+}
+
+/** The last reveal in words, above the table (`revealed`: its turn_revealed record). */
+function revealLine(view, record) {
+  const shown = record && view.status === "playing" && record.data.round === view.round;
+  return h("p", { class: "reveal-line", id: "reveal-line", "aria-live": "polite", hidden: !shown }, shown ? describeEvent(view, record) : "");
 }
 
 /** A finished game at some version (replay): everything is public, nothing to pick. */
@@ -242,6 +298,34 @@ function hand(view, draft, { onChange, onMove }) {
   }
   const max = draft.chopsticks ? 2 : 1;
   const chosen = (i) => draft.cards.indexOf(i);
+  const ready = () => draft.cards.length === max && (!you.controls_dummy || draft.dummy !== null);
+  const toggle = (i) => {
+    const order = chosen(i);
+    if (order >= 0) draft.cards.splice(order, 1);
+    else if (draft.dummy === i) draft.dummy = null;
+    else if (draft.cards.length < max) draft.cards.push(i);
+    else if (you.controls_dummy && draft.dummy === null) draft.dummy = i;
+    else draft.cards = [...draft.cards.slice(1), i];
+  };
+  // The keyboard: arrow keys (Home, End) move along the hand; Enter chooses a card, and Enter on
+  // a chosen card picks once the choice is complete (Space only chooses, as a button does).
+  const onkeydown = (event, i) => {
+    const step = { ArrowRight: 1, ArrowDown: 1, ArrowLeft: -1, ArrowUp: -1 }[event.key];
+    const cards = [...event.currentTarget.parentElement.querySelectorAll("button.pickable")];
+    if (step) {
+      event.preventDefault();
+      cards[(i + step + cards.length) % cards.length]?.focus();
+    } else if (event.key === "Home" || event.key === "End") {
+      event.preventDefault();
+      cards[event.key === "Home" ? 0 : cards.length - 1]?.focus();
+    } else if (event.key === "Enter") {
+      event.preventDefault();
+      if (chosen(i) < 0 && draft.dummy !== i) {
+        toggle(i);
+        onChange();
+      } else if (ready()) onMove(pickBody(view, draft));
+    }
+  };
   const buttons = you.hand.map((c, i) => {
     const order = chosen(i);
     return h(
@@ -252,15 +336,13 @@ function hand(view, draft, { onChange, onMove }) {
         "aria-pressed": order >= 0 ? "true" : "false",
         dataset: { card: c, index: i },
         onclick: () => {
-          if (order >= 0) draft.cards.splice(order, 1);
-          else if (draft.dummy === i) draft.dummy = null;
-          else if (draft.cards.length < max) draft.cards.push(i);
-          else if (you.controls_dummy && draft.dummy === null) draft.dummy = i;
-          else draft.cards = [...draft.cards.slice(1), i];
+          toggle(i);
           onChange();
         },
+        onkeydown: (event) => onkeydown(event, i),
       },
-      cardName(c),
+      art(c),
+      h("span", { class: "name" }, cardName(c)),
       face(c),
       order >= 0 && max > 1 ? h("span", { class: "order" }, ` #${order + 1}`) : null,
       draft.dummy === i ? h("span", { class: "order" }, " (dummy)") : null,
@@ -298,19 +380,24 @@ function hand(view, draft, { onChange, onMove }) {
     );
   }
   if (view.rules.edition === "zoch") {
+    // S9: the choice exists only when a wasabi is free: one on your table without a nigiri,
+    // or one you place before this nigiri in the same pick (chopsticks).
+    const own = view.seats[you.seat]?.tableau;
+    let free = own ? own.cards.filter((c) => c === "wasabi").length - own.on_wasabi.length : 0;
     draft.cards.forEach((i) => {
       const c = you.hand[i];
-      if (!isNigiri(c)) return;
+      if (c === "wasabi") free += 1;
+      if (!isNigiri(c) || free <= 0) return;
+      if (draft.wasabi[i] !== false) free -= 1;
       const on = draft.wasabi[i] !== false;
       options.push(
         h("label", { class: "check" },
           h("input", { type: "checkbox", class: "use-wasabi", checked: on, dataset: { index: i },
             onchange: (e) => { draft.wasabi[i] = e.target.checked; onChange(); } }),
-          ` Put the ${cardName(c)} on a free wasabi (if you have one)`),
+          ` Put the ${cardName(c)} on your free wasabi (triple points: ${3 * NIGIRI_POINTS[c]})`),
       );
     });
   }
-  const ready = draft.cards.length === max && (!you.controls_dummy || draft.dummy !== null);
   const summary = draft.cards.length
     ? ["Your pick: ", draft.cards.map((i) => cardName(you.hand[i])).join(" then "), draft.dummy !== null ? `; for the dummy: ${cardName(you.hand[draft.dummy])}` : ""]
     : [you.controls_dummy ? "Choose your card, then one for the dummy." : draft.chopsticks ? "Choose two cards, in the order to place them." : "Choose a card to keep."];
@@ -318,10 +405,14 @@ function hand(view, draft, { onChange, onMove }) {
     "section",
     { class: "hand", id: "hand", "aria-label": "Your hand" },
     h("h2", {}, "Your hand"),
-    h("div", { class: "cards", role: "group", "aria-label": "Cards in your hand" }, buttons),
+    you.controls_dummy
+      ? h("p", { class: "dummy-note", id: "dummy-note" }, `You hold ${plural(you.hand.length, "card")}: you control the dummy this turn, so the top card of its pile was added to your hand (`,
+          h("a", { href: "#/rules/sushi-go/S17" }, "S17"), "). Keep one card and give another to the dummy; the rest passes on.")
+      : null,
+    h("div", { class: "cards", role: "group", "aria-label": "Cards in your hand (arrow keys move, Enter picks)" }, buttons),
     options.length ? h("div", { class: "options" }, options) : null,
     h("p", { class: "summary", "aria-live": "polite" }, summary),
-    h("button", { type: "submit", class: "primary", id: "pick", disabled: !ready, onclick: () => onMove(pickBody(view, draft)) }, draft.cards.length === 2 ? "Pick these cards" : "Pick this card"),
+    h("button", { type: "submit", class: "primary", id: "pick", disabled: !ready(), onclick: () => onMove(pickBody(view, draft)) }, draft.cards.length === 2 ? "Pick these cards" : "Pick this card"),
   );
 }
 
@@ -336,8 +427,14 @@ function pickBody(view, draft) {
 
 // --- the log ----------------------------------------------------------------------------------
 
-function describePick(view, p) {
-  const cards = p.cards.map(cardName).join(" and ");
+function describePick(view, p, seen) {
+  const where = (c) => {
+    if (!isNigiri(c)) return cardName(c);
+    if (seen?.onto.includes(c)) return `${cardName(c)} onto the wasabi (scores ${3 * NIGIRI_POINTS[c]})`;
+    if (seen?.off.includes(c)) return `${cardName(c)}, kept off the wasabi`;
+    return cardName(c);
+  };
+  const cards = p.cards.map(where).join(" and ");
   const extra = p.chopsticks ? " with chopsticks" : "";
   const dummy = p.dummy_card ? `, and ${cardName(p.dummy_card)} for the dummy` : "";
   return `${seatName(view, p.seat)} took ${cards}${extra}${dummy}`;
@@ -358,7 +455,7 @@ export function describeEvent(view, record) {
       if (d.by === "resigned" || d.by === "stalled") return null; // the seat is the greedy bot's
       return d.by ? `${seatName(view, d.seat)}: picked by the ${d.by}` : null;
     case "turn_revealed":
-      return `Turn ${d.turn} revealed — ${(d.picks || []).map((p) => describePick(view, p)).join("; ")}`;
+      return `Turn ${d.turn} revealed — ${(d.picks || []).map((p) => describePick(view, p, REVEALS.get(`${d.round}:${d.turn}`)?.get(p.seat))).join("; ")}`;
     case "round_scored":
       return `Round ${d.round} scored — ${(d.scores || []).map((s) => `${seatName(view, s.seat)}: ${s.total}`).join(", ")}`;
     case "game_ended":
@@ -420,7 +517,7 @@ export function finalSummary(sheet, view) {
     const dummy = t.seat >= players ? " — the dummy cannot win (S17)" : "";
     return h("li", { dataset: { seat: t.seat }, class: winners.has(t.seat) ? "winner" : "" }, `${t.name}: ${plural(t.total, "point")}${pudding}${dummy}`);
   };
-  return [h("h2", {}, "Final ranking"), h("ol", { class: "ranking", id: "ranking" }, ranking.map(line)), h("p", { id: "verdict", class: "summary" }, verdict(sheet, players, puddings))];
+  return [h("h2", { id: "final-title" }, "Final ranking"), h("p", { id: "verdict", class: "summary" }, verdict(sheet, players, puddings)), h("ol", { class: "ranking", id: "ranking" }, ranking.map(line))];
 }
 
 function verdict(sheet, players, puddings) {

@@ -2,10 +2,10 @@
 // see the state at that version (GET /games/{id}/state?version=N), the moves that led there, the
 // audit's verdict and, for any score, the cards, events and rule it comes from (the audit's
 // provenance).
-import { api, receiptsOf, seatOf } from "./api.js";
-import { moduleFor } from "./games.js";
-import { rulingsOf } from "./rules.js";
-import { h, notify, replace } from "./ui.js";
+import { api, receiptsOf, seatOf } from "../api.js";
+import { moduleFor } from "../games.js";
+import { rulingsOf } from "../rules.js";
+import { clearNotice, h, notify, replace } from "../ui.js";
 
 const RECENT = 8;
 // The event that ends a turn: a reveal (Sushi Go!), a play or a pass (Sequence).
@@ -65,7 +65,6 @@ class Replay {
     replace(this.main,
       h("div", { class: "game-head" }, h("h1", {}, `${this.m.title}: replay`), h("p", { class: "muted" }, this.m.describeGame(this.final)),
         h("p", { class: "phase" }, this.m.phase(this.final))),
-      auditPanel(this.audit),
       h("section", { class: "panel controls", "aria-label": "Replay controls" },
         h("div", { class: "buttons" },
           step("« Start", "first", () => 1),
@@ -85,6 +84,7 @@ class Replay {
       h("section", { class: "panel replay-table", "aria-label": "The table at this version", tabindex: 0 }, this.stateBox),
       h("div", { class: "replay-side" },
         h("section", { class: "panel", "aria-label": "Moves up to this version" }, h("h2", {}, "Moves up to here"), this.recent),
+        auditPanel(this.audit), // beside the table, not above it: the table comes first
         h("section", { class: "panel", "aria-label": "Score sheet" }, h("h2", {}, "Score sheet"),
           h("p", { class: "muted small" }, "Select a score to see where it comes from: the cards (highlighted on the table), the events that recorded them, the rule."),
           this.m.scoreSheet(this.sheet, { onScore: (round, seat, category) => this.explain(round, seat, category) }),
@@ -130,6 +130,7 @@ class Replay {
   }
 
   async show(version) {
+    clearNotice(); // a notice about the last step ("Round 3 has no turn 12") is out of date
     version = Math.min(Math.max(1, Math.round(version) || 1), this.final.version);
     this.version = version;
     this.slider.value = version;
@@ -223,7 +224,7 @@ class Replay {
     }
     if (typeof card.wasabi?.picked === "number") steps.push(jump("its wasabi picked", card.wasabi.picked));
     const extra = [];
-    if (card.points !== undefined) extra.push(`${card.points} pts`);
+    if (card.points !== undefined) extra.push(card.points === 1 ? "1 pt" : `${card.points} pts`);
     if (card.wasabi) extra.push("on a wasabi: triple points");
     if (card.declined_wasabi) extra.push("kept off a free wasabi by its owner's choice (S9)");
     if (card.cell) extra.push(`on ${this.m.cellName ? this.m.cellName(card.cell) : card.cell.join(",")}`);

@@ -1,0 +1,215 @@
+"""The client: one ``httpx`` session to a cardroom service, games and seats on it.
+
+The retry rule (the service's README): every ``POST`` carries a new random ``Idempotency-Key``
+(uuid4), the same on each retry of that request; a request is retried when it timed out or its
+connection dropped (it may or may not have taken effect: the key makes it take effect once),
+and after ``Retry-After`` seconds when answered ``429``, ``503`` or ``409 too_many_conflicts``.
+Every receipt an answer carries is verified against the service's keys as it arrives and kept
+(``client.receipts(game)``) for ``client.audit(game)``."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx
+
+from .models import BotSeat, Event, GameKind, Move, View, parse_view
+from .receipts import KeySet, ReceiptError, from_header
+from .retry import CardroomError, is_busy, problem, retry_after
+from .stream import follow
+
+POLL_SECONDS = 30.0  # the longest long poll the service holds (wait_seconds)
+# Reads wait longer than the longest long poll, and than the stream's 15 s heartbeat.
+TIMEOUT = httpx.Timeout(10.0, read=POLL_SECONDS + 15.0)
+RETRIES = 8
+
+
+class Client:
+    """A cardroom service at ``base_url``. ``sleep`` waits between tries (``time.sleep``)."""
+
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        timeout: httpx.Timeout = TIMEOUT,
+        retries: int = RETRIES,
+        verify_receipts: bool = True,
+        sleep: Callable[[float], None] = time.sleep,
+        http: httpx.Client | None = None,
+    ) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.http = http or httpx.Client(base_url=self.base_url, timeout=timeout)
+        self.retries = retries
+        self.sleep = sleep
+        self.keys = KeySet(lambda: self.request("GET", "/.well-known/cardroom-keys").json())
+        self.verify_receipts = verify_receipts
+        self._receipts: dict[str, list[dict[str, Any]]] = {}
+
+    def close(self) -> None:
+        self.http.close()
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # --- requests -----------------------------------------------------------------------------
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        json: Any = None,
+        token: str | None = None,
+        params: dict[str, Any] | None = None,
+        ok: Sequence[int] = (200, 201, 204),
+    ) -> httpx.Response:
+        """One request, retried by the rule above; its answer if its status is in ``ok``, else
+        CardroomError. A POST's receipt is verified and kept before the answer is returned."""
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        if method == "POST":
+            headers["Idempotency-Key"] = str(uuid.uuid4())  # one key for every retry
+        for attempt in range(self.retries):
+            try:
+                answer = self.http.request(method, path, json=json, headers=headers, params=params)
+            except httpx.TransportError:
+                if attempt + 1 == self.retries:
+                    raise
+                self.sleep(min(0.2 * 2**attempt, 5.0))  # taken effect or not: the key knows
+                continue
+            if is_busy(answer) and attempt + 1 < self.retries:
+                self.sleep(retry_after(answer))
+                continue
+            break
+        if answer.status_code not in ok:
+            raise CardroomError(answer.status_code, problem(answer), method, str(answer.url))
+        if method == "POST" and answer.content:
+            self._keep_receipt(answer)
+        return answer
+
+    def _keep_receipt(self, answer: httpx.Response) -> None:
+        body = answer.json()
+        receipt = body.get("receipt") if isinstance(body, dict) else None
+        if receipt is None:
+            return
+        header = answer.headers.get("Cardroom-Receipt")
+        if header is not None and from_header(header) != receipt:
+            raise ReceiptError("the Cardroom-Receipt header and the body's receipt differ")
+        if self.verify_receipts:
+            self.keys.verify(receipt)
+        kept = self._receipts.setdefault(receipt["game_id"], [])
+        if receipt not in kept:  # a retry replays the first answer, receipt included
+            kept.append(receipt)
+
+    # --- games --------------------------------------------------------------------------------
+
+    def create_game(
+        self,
+        game: GameKind,
+        players: int,
+        *,
+        rules: dict[str, Any] | None = None,
+        bots: Sequence[BotSeat] = (),
+        turn_seconds: int | None = None,
+        private: bool = False,
+    ) -> Game:
+        """A new game (``rules``: the game's options besides ``players``)."""
+        body: dict[str, Any] = {"game": game, "players": players}
+        if rules:
+            body["rules"] = rules
+        if bots:
+            body["bots"] = [bot.to_json() for bot in bots]
+        if turn_seconds is not None:
+            body["turn_seconds"] = turn_seconds
+        if private:
+            body["visibility"] = "private"
+        answer = self.request("POST", "/games", json=body)
+        created = answer.json()
+        return Game(self, str(created["game_id"]), created.get("invitation"))
+
+    def game(self, game: str) -> Game:
+        """A game by its id or its URL (``…/games/<id>``)."""
+        return Game(self, game_id_of(game))
+
+    def receipts(self, game: Game | str) -> list[dict[str, Any]]:
+        """The receipts kept for ``game`` (every seat's, in the order they came)."""
+        return list(self._receipts.get(game_id_of(game), ()))
+
+    def audit(self, game: Game | str) -> dict[str, Any]:
+        """``POST /games/{id}/audit`` with the receipts kept: the audit report (``ok``)."""
+        gid = game_id_of(game)
+        body = {"receipts": self.receipts(gid)}
+        report: dict[str, Any] = self.request("POST", f"/games/{gid}/audit", json=body).json()
+        return report
+
+
+def game_id_of(game: Game | str) -> str:
+    if isinstance(game, Game):
+        return game.id
+    path = urlsplit(game).path.rstrip("/") if "/" in game else game
+    return path.rsplit("/", 1)[-1]
+
+
+class Game:
+    """A game as a spectator sees it (a ``Seat`` sees its own view)."""
+
+    token: str | None = None
+
+    def __init__(self, client: Client, game_id: str, invitation: Any = None) -> None:
+        self.client = client
+        self.id = game_id
+        self.invitation: dict[str, Any] | None = invitation  # a private game's, when created
+        self.path = f"/games/{game_id}"
+
+    @property
+    def url(self) -> str:
+        return self.client.base_url + self.path
+
+    def view(self) -> View:
+        return parse_view(self.client.request("GET", self.path, token=self.token).json())
+
+    def wait(self, after: int, seconds: float = POLL_SECONDS) -> View:
+        """The long poll: the view as soon as the game's version passes ``after``, or after
+        ``seconds`` (at most 30) as it is."""
+        params = {"wait_after": after, "wait_seconds": min(seconds, POLL_SECONDS)}
+        answer = self.client.request("GET", self.path, token=self.token, params=params)
+        return parse_view(answer.json())
+
+    def events(self, after: int = 0) -> Iterator[Event]:
+        """Every event after version ``after``, live, until the game's last (see stream.py)."""
+        return follow(self.client, self.path, self.token, after)
+
+    def join(self, name: str, invitation: str | None = None) -> Seat:
+        body = {"name": name} | ({"invitation": invitation} if invitation else {})
+        granted = self.client.request("POST", f"{self.path}/players", json=body).json()
+        return Seat(self.client, self.id, granted["seat"], granted["name"], granted["token"])
+
+
+class Seat(Game):
+    """A seat taken in a game: its token reads the seat's view and makes its moves."""
+
+    def __init__(self, client: Client, game_id: str, seat: int, name: str, token: str) -> None:
+        super().__init__(client, game_id)
+        self.seat, self.name, self.token = seat, name, token
+
+    def move(self, move: Move) -> View:
+        """Send ``move``; the view after it. A move for a turn that is over raises
+        CardroomError ``409 stale_move`` (read the view again)."""
+        answer = self.client.request(
+            "POST", f"{self.path}/moves", json=move.to_json(), token=self.token
+        )
+        return parse_view(answer.json())
+
+    def leave(self) -> None:
+        """Give the seat up before the start."""
+        self.client.request("POST", f"{self.path}/leave", token=self.token)
+
+    def resign(self) -> None:
+        """Hand the seat to the service's greedy bot for the rest of the game."""
+        self.client.request("POST", f"{self.path}/resign", token=self.token)

@@ -1,0 +1,286 @@
+"""One deadline per request: everything a request waits for in the database, together, ends by
+its budget (``CARDROOM_REQUEST_BUDGET``, default 5 s) from its arrival.
+
+A request's deadline is set when it arrives (service/http/observe.py); database work outside a
+request (the turn clock, streams between their waits) gets a budget of its own per use.
+:func:`session` hands out a pooled connection within it:
+
+- the wait for a connection is bounded by what is left (then ``pool``: every connection busy,
+  or ``down``: the pool has room but cannot connect);
+- what then runs on it (lock waits, statements, and a commit's wait for a synchronous standby,
+  which ``statement_timeout`` does not end) is cancelled at the deadline by the process's
+  :class:`Watchdog`, which first asks the server what the backend was waiting for, so that the
+  503 names the cause (``lock``, ``standby``, ``statement``).
+
+A commit whose wait for the standby is cancelled is committed on the primary all the same
+(PostgreSQL only warns): the request answers 503 ``standby`` rather than claiming the write is
+as safe as promised. A retry with the same Idempotency-Key then gets the stored answer.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import heapq
+import itertools
+import logging
+import threading
+from collections.abc import Callable, Iterator
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from time import monotonic
+from typing import Any
+
+import psycopg
+from psycopg import errors
+from psycopg_pool import ConnectionPool, PoolTimeout
+
+from service.settings import settings
+from service.store import db
+from service.store.failures import Cause, StoreUnavailable, unavailable
+
+log = logging.getLogger(__name__)
+
+_deadline: ContextVar[float | None] = ContextVar("cardroom_deadline", default=None)
+
+
+def start(seconds: float | None = None) -> None:
+    """This request's deadline: ``seconds`` (default: the request budget) from now. Called
+    again by a request that waited for something else meanwhile (a long poll, once woken)."""
+    _deadline.set(monotonic() + (settings().request_budget if seconds is None else seconds))
+
+
+def end() -> None:
+    _deadline.set(None)
+
+
+def deadline() -> float:
+    """The current request's deadline, else one budget from now (work outside a request)."""
+    current = _deadline.get()
+    return monotonic() + settings().request_budget if current is None else current
+
+
+@contextlib.contextmanager
+def within(seconds: float) -> Iterator[None]:
+    """Run the block under a deadline of its own (readiness probes: shorter than a request's)."""
+    token = _deadline.set(min(monotonic() + seconds, deadline()))
+    try:
+        yield
+    finally:
+        _deadline.reset(token)
+
+
+def connection_wait(pool: ConnectionPool) -> float:
+    """How long to wait for a connection of ``pool`` now: what is left of the deadline, and
+    less while the database is known to be down (service/store/db.py)."""
+    return max(0.001, min(db.connection_timeout(pool), deadline() - monotonic()))
+
+
+@contextlib.contextmanager
+def session(pool: ConnectionPool, watchdog: Watchdog) -> Iterator[psycopg.Connection[Any]]:
+    """A connection of ``pool`` for work that ends by the deadline, or StoreUnavailable."""
+    until = deadline()
+    left = until - monotonic()
+    if left <= 0:
+        raise StoreUnavailable("the request's time budget is spent", "statement")
+    guard: Guard | None = None
+    try:
+        with pool.connection(timeout=min(db.connection_timeout(pool), left)) as conn:
+            db.note_reachable(pool)
+            try:
+                with _lock_wait_within(conn, until), watchdog.guard(conn, until) as guard:
+                    yield conn
+            except errors.LockNotAvailable as exc:
+                raise StoreUnavailable(str(exc), _lock_cause(conn)) from exc
+            if guard.cause == "standby":  # committed here, not confirmed by the standby
+                raise StoreUnavailable("the synchronous standby did not confirm", "standby")
+    except PoolTimeout as exc:
+        raise StoreUnavailable(str(exc), _pool_cause(pool)) from exc
+    except errors.QueryCanceled as exc:
+        raise unavailable(exc, guard.cause if guard is not None else None) from exc
+    except (psycopg.OperationalError, psycopg.InterfaceError, errors.DiskFull) as exc:
+        db.note_unreachable(pool, exc)
+        raise unavailable(exc) from exc
+    except errors.ReadOnlySqlTransaction as exc:  # a read-only database, a standby
+        raise unavailable(exc) from exc
+
+
+@contextlib.contextmanager
+def _lock_wait_within(conn: psycopg.Connection[Any], until: float) -> Iterator[None]:
+    """A request left with less time than the session's lock_timeout (it waited for the pool)
+    gets a lock_timeout of what it has left, for as long as it holds the connection: the
+    server then ends its lock waits on time by itself. (The watchdog would too, but one round
+    trip after another when many such requests queue behind a lock.)"""
+    left = until - monotonic()
+    if left <= MIN_SECONDS:
+        raise StoreUnavailable("the request's time budget is spent", "pool")
+    if left >= settings().lock_timeout:
+        yield
+        return
+    conn.execute("SELECT set_config('lock_timeout', %s, false)", (f"{int(left * 1000)}ms",))
+    try:
+        yield
+    finally:
+        try:
+            conn.execute("RESET lock_timeout")  # the session's own, as it connected
+        except psycopg.Error:
+            conn.close()  # never back to the pool with a short timeout: the pool drops it
+
+
+# Commits wait for a synchronous standby now, or will: one is required and none is connected.
+_BEHIND_STANDBY = (
+    "SELECT EXISTS (SELECT 1 FROM pg_stat_activity WHERE wait_event = 'SyncRep')"
+    " OR (current_setting('synchronous_standby_names') <> ''"
+    " AND current_setting('synchronous_commit') NOT IN ('off', 'local')"
+    " AND NOT EXISTS (SELECT 1 FROM pg_stat_activity WHERE backend_type = 'walsender'))"
+)
+
+
+def _lock_cause(conn: psycopg.Connection[Any]) -> Cause:
+    """A lock wait that ran out: ``standby`` when commits wait for a synchronous standby (they
+    hold their locks meanwhile, and every notifying commit queues behind them), else ``lock``."""
+    with contextlib.suppress(psycopg.Error):
+        row = conn.execute(_BEHIND_STANDBY).fetchone()
+        if row is not None and row[0]:
+            return "standby"
+    return "lock"
+
+
+def _pool_cause(pool: ConnectionPool) -> Cause:
+    """Why no connection came: every one busy (``pool``), or the pool, with room to grow,
+    could not connect (``down``: the database refuses or does not answer)."""
+    stats = pool.get_stats()
+    return "down" if stats.get("pool_size", 0) < pool.max_size else "pool"
+
+
+# --- the watchdog ---------------------------------------------------------------------------
+
+_WAITS: dict[tuple[str, str], Cause] = {("IPC", "SyncRep"): "standby"}
+_CANCEL = (
+    "SELECT pid, coalesce(wait_event_type, ''), coalesce(wait_event, ''),"
+    f" ({_BEHIND_STANDBY}), pg_cancel_backend(pid)"
+    " FROM pg_stat_activity WHERE pid = ANY(%s) AND state = 'active'"
+)
+OBSERVER_TIMEOUT_MS = 1000  # the watchdog's own statements
+MIN_SECONDS = 0.01  # a connection had with less time than this left is given back at once
+RECHECK_SECONDS = 0.05  # how soon a guard past its deadline and still in use is looked at again
+
+
+@dataclass(eq=False)
+class Guard:
+    """A connection in use until ``deadline``; ``cause`` is set if it was cancelled."""
+
+    conn: psycopg.Connection[Any]
+    deadline: float
+    pid: int
+    cause: Cause | None = None
+    done: bool = False
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+class Watchdog:
+    """Cancels the statements of connections kept past their deadline: one thread per process
+    (a greenlet under gevent) and one connection of its own, opened the first time it is
+    needed. Before it cancels it reads what each backend waits for (``pg_stat_activity``):
+    a lock, a synchronous standby (``SyncRep``), or nothing (a statement running long)."""
+
+    def __init__(self, conninfo: Callable[[], str]) -> None:
+        self._conninfo = conninfo
+        self._lock = threading.Lock()
+        self._wake = threading.Event()
+        self._heap: list[tuple[float, int, Guard]] = []
+        self._order = itertools.count()
+        self._thread: threading.Thread | None = None
+        self._observer: psycopg.Connection[Any] | None = None
+
+    @contextlib.contextmanager
+    def guard(self, conn: psycopg.Connection[Any], deadline: float) -> Iterator[Guard]:
+        guard = Guard(conn, deadline, conn.info.backend_pid)
+        with self._lock:
+            heapq.heappush(self._heap, (deadline, next(self._order), guard))
+            first = self._heap[0][2] is guard
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._run, name="cardroom-watchdog")
+                self._thread.daemon = True
+                self._thread.start()
+        if first:
+            self._wake.set()
+        try:
+            yield guard
+        finally:
+            with guard.lock:  # not while the watchdog cancels it: the pool must not reuse it yet
+                guard.done = True
+
+    def _run(self) -> None:
+        while True:
+            self._wake.clear()
+            with self._lock:
+                now, due = monotonic(), []
+                while self._heap and self._heap[0][0] <= now:
+                    guard = heapq.heappop(self._heap)[2]
+                    if not guard.done:
+                        due.append(guard)
+                wait = self._heap[0][0] - now if self._heap else None
+            if due:
+                try:
+                    self._cancel(due)
+                except Exception:  # never let the thread die
+                    log.exception("watchdog: could not cancel %d statements", len(due))
+                self._watch_again(due)
+                continue
+            self._wake.wait(wait)
+
+    def _watch_again(self, guards: list[Guard]) -> None:
+        """Guards still in use after their cancel (or not cancelled: between two statements
+        of a transaction, which then starts the next) are looked at again shortly."""
+        again = monotonic() + RECHECK_SECONDS
+        with self._lock:
+            for guard in guards:
+                if not guard.done:
+                    heapq.heappush(self._heap, (again, next(self._order), guard))
+
+    def _cancel(self, due: list[Guard]) -> None:
+        held = [guard for guard in due if guard.lock.acquire(blocking=False) or _locked(guard)]
+        try:
+            live = {guard.pid: guard for guard in held if not guard.done}
+            if not live:
+                return
+            try:
+                rows = self._observe(list(live))
+            except psycopg.Error as exc:
+                log.warning("watchdog: %s; cancelling through libpq instead", exc)
+                self._drop_observer()
+                for guard in live.values():
+                    guard.cause = "statement"
+                    with contextlib.suppress(psycopg.Error):
+                        guard.conn.cancel_safe(timeout=0.5)
+                return
+            for pid, wait_type, wait_event, behind_standby, _ in rows:
+                cause = _WAITS.get((wait_type, wait_event))
+                if cause is None and wait_type == "Lock":
+                    cause = "standby" if behind_standby else "lock"
+                live[pid].cause = cause or "statement"
+        finally:
+            for guard in held:
+                guard.lock.release()
+
+    def _observe(self, pids: list[int]) -> list[tuple[int, str, str, bool, bool]]:
+        if self._observer is None or self._observer.closed:
+            self._observer = psycopg.connect(
+                self._conninfo(),
+                autocommit=True,
+                connect_timeout=2,
+                application_name="cardroom-watchdog",
+                options=f"-c statement_timeout={OBSERVER_TIMEOUT_MS}",
+            )
+        return self._observer.execute(_CANCEL, (pids,)).fetchall()
+
+    def _drop_observer(self) -> None:
+        if self._observer is not None:
+            with contextlib.suppress(psycopg.Error):
+                self._observer.close()
+            self._observer = None
+
+
+def _locked(guard: Guard) -> bool:
+    """Wait for a guard whose request is handing its connection back at this very moment."""
+    return guard.lock.acquire(timeout=1.0)
