@@ -179,7 +179,9 @@ class Drill:
         return "\n".join(lines)
 
 
-def servers_for(cluster: PatroniCluster, switch: Switch, options: HaOptions, log: Path) -> list:
+def servers_for(
+    cluster: PatroniCluster, switch: Switch, options: HaOptions, log: Path
+) -> list[Server]:
     url = cluster.service_url() + URL_OPTIONS
     env = {"CARDROOM_APP_ROLE": "", "CARDROOM_REQUEST_BUDGET": str(options.budget)}
     return [
@@ -226,7 +228,14 @@ def fault_function(
     return rolling_restart(servers, cluster, notes)
 
 
-def play(name: str, cluster, switch, servers, options: HaOptions, log: Path) -> Row:  # noqa: ANN001
+def play(
+    name: str,
+    cluster: PatroniCluster,
+    switch: Switch,
+    servers: list[Server],
+    options: HaOptions,
+    log: Path,
+) -> Row:
     notes = Notes()
     load = Options(
         clients=options.games * PLAYERS,

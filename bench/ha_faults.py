@@ -91,7 +91,7 @@ def kill_primary(cluster: PatroniCluster, notes: Notes) -> FaultFunction:
         cluster.kill_postmaster(leader)
         new, writable = any_leader_since(cluster, f.at, f.at + 60)
         notes.details["a leader writable again after (s)"] = writable and round(writable, 2)
-        notes.details["leader after"] = "the same" if new is leader else (new and new.name)
+        notes.details["leader after"] = "the same" if new is leader else (new.name if new else None)
         notes.ended_at = time.monotonic()
         _whole(cluster, notes)
 
