@@ -246,6 +246,7 @@ def play(
         seed=options.seed,
         request_timeout=options.budget + 5,
         next_host_on_failure=True,
+        busy_503_ok=True,
     )
     fault = fault_function(name, cluster, switch, servers, options, notes)
     began = time.monotonic()
