@@ -7,8 +7,8 @@ Retry-After within the request budget, the service takes picks again within 10 s
 stops taking writes before the partition ends and comes back as a standby by itself.
 
 It needs root (namespaces) and Debian's patroni, etcd-server and postgresql-15 (`.ci/run`
-installs them). Without them it is skipped with the reason, except under CI (CI=true), where it
-fails: CI cannot pass without the drill.
+installs them). Without them, or where namespaces cannot be made, it is skipped with the reason,
+except under CI (CI=true), where it fails: CI cannot pass without the drill.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ import pytest
 
 from bench import patroni
 from bench.ha import HaOptions, drill
+from bench.ha_net import NoNamespaces
 
 
 def missing() -> str | None:
@@ -47,7 +48,12 @@ def test_a_killed_or_cut_off_leader_loses_no_acknowledged_pick(tmp_path: Path) -
     options = HaOptions(
         games=3, workers=1, faults=("kill", "partition"), partition_seconds=12, fsync=False
     )
-    result = drill(options, log=tmp_path / "servers.log")
+    try:
+        result = drill(options, log=tmp_path / "servers.log")
+    except NoNamespaces as exc:  # root, but namespaces refused (a container without NET_ADMIN)
+        if in_ci():
+            raise
+        pytest.skip(str(exc))
     print(result.table())
     assert result.ok, result.table()
     kill, partition = result.rows
