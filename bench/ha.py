@@ -55,6 +55,9 @@ from bench.patroni import PatroniCluster
 
 FAULTS = ("kill", "partition", "sync_standby", "switchover", "rolling_restart")
 SERVING_GOAL = 10.0  # seconds from a kill or a partition to the first acknowledged pick
+# ... when the host cut off also led etcd: an etcd election, and every lease extended by its
+# timeout, come first (docs/scaling.md, "Failover"): the goal is not met there, this is the bound.
+SERVING_BOUND_ETCD_LEADER = 15.0
 # Libpq settings of the service's URL: a dead or cut-off server is given up in seconds, not
 # after TCP's minutes of retransmissions (tcp_user_timeout, keepalives); the hosts are tried in
 # a random order, so a dead first host does not delay every new connection.
@@ -130,11 +133,20 @@ def tally(row: Row, result: Result, notes: Notes, options: HaOptions) -> None:
     row.problems += result.problems[:10]
     if row.over_budget or row.bad_answers:
         row.problems.append(f"{row.over_budget} answers past the budget, {row.bad_answers} bad")
-    goal = row.fault in ("kill", "partition")
-    if goal and (row.serving_after is None or row.serving_after > SERVING_GOAL):
-        row.problems.append(f"first pick {row.serving_after} s after the fault (goal < 10 s)")
+    bound = serving_bound(row)
+    if bound is not None and (row.serving_after is None or row.serving_after > bound):
+        row.problems.append(f"first pick {row.serving_after} s after the fault (< {bound} s)")
     if not notes.whole_at:
         row.problems.append("the cluster was not whole again")
+
+
+def serving_bound(row: Row) -> float | None:
+    """Seconds within which a kill or a partition must be served again (None: other faults)."""
+    if row.fault not in ("kill", "partition"):
+        return None
+    if row.notes.get("cut-off host led etcd") == "yes":
+        return SERVING_BOUND_ETCD_LEADER
+    return SERVING_GOAL
 
 
 @dataclass

@@ -123,6 +123,9 @@ def partition_primary(
         if (f := _start(run)) is None or leader is None:
             return
         logged = log_size(leader)
+        # A new etcd leader extends every lease (the leader key's too) by its election timeout:
+        # the failover takes longer when the host cut off also led etcd.
+        notes.details["cut-off host led etcd"] = "yes" if cluster.etcd_leader() is leader else "no"
         switch.partition(leader.host)
         healed = False
         try:

@@ -181,6 +181,24 @@ class PatroniCluster:
             return found
         return {}
 
+    def etcd_leader(self) -> Member | None:
+        """The member whose etcd member leads etcd now (etcd's maintenance status)."""
+        ids, leader = {}, None
+        for member in self.members:
+            request = urllib.request.Request(
+                f"http://{member.host.address}:{ETCD_CLIENT}/v3/maintenance/status",
+                data=b"{}",
+                method="POST",
+            )
+            try:
+                with urllib.request.urlopen(request, timeout=1) as response:
+                    status = json.loads(response.read())
+            except (OSError, ValueError):
+                continue
+            ids[str(status.get("header", {}).get("member_id"))] = member
+            leader = str(status.get("leader")) if status.get("leader") else leader
+        return ids.get(leader) if leader else None
+
     def roles(self) -> dict[str, tuple[str, str]]:
         """name -> (role, state) as the members last wrote them in etcd."""
         keys = self.dcs()
