@@ -62,7 +62,8 @@ def read_only_since(member: Member, since: float, until: float) -> float | None:
                 if row is not None and row[0]:
                     return time.monotonic() - since
         except psycopg.Error:
-            return time.monotonic() - since  # not running: it takes no writes either
+            if member.postmaster() is None:
+                return time.monotonic() - since  # not running: it takes no writes either
         time.sleep(0.1)
     return None
 
