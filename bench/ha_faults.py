@@ -49,6 +49,9 @@ def _whole(cluster: PatroniCluster, notes: Notes) -> None:
     notes.whole_at = time.monotonic()
 
 
+_NOT_TAKING_WRITES = ("shutting down", "starting up", "not yet accepting connections")
+
+
 def read_only_since(member: Member, since: float, until: float) -> float | None:
     """Seconds from ``since`` until ``member``'s PostgreSQL refuses writes (in recovery, or not
     running), asked over its Unix socket every 0.1 s: this works while its host is cut off."""
@@ -61,9 +64,11 @@ def read_only_since(member: Member, since: float, until: float) -> float | None:
                 row = conn.execute("SELECT pg_is_in_recovery()").fetchone()
                 if row is not None and row[0]:
                     return time.monotonic() - since
-        except psycopg.Error:
-            if member.postmaster() is None:
-                return time.monotonic() - since  # not running: it takes no writes either
+        except psycopg.Error as exc:
+            # Shutting down to demote, starting as a standby, or not running at all: it takes
+            # no writes. (Any other refusal, "too many clients" say, proves nothing.)
+            if member.postmaster() is None or any(w in str(exc) for w in _NOT_TAKING_WRITES):
+                return time.monotonic() - since
         time.sleep(0.1)
     return None
 
