@@ -71,6 +71,7 @@ class Stats:
     requests: int = 0
     failures: list[str] = field(default_factory=list)
     flaky_runs: int = 0
+    reached: int = 0  # answers about a real game (2xx under /games/{game_id}): links followed
 
 
 def run_stateful(
@@ -85,6 +86,8 @@ def run_stateful(
 
         def validate_response(self, response: Any, case: Any, **kwargs: Any) -> None:
             stats.requests += 1
+            if "{game_id}" in case.path and 200 <= response.status_code < 300:
+                stats.reached += 1
             try:
                 case.validate_response(response, checks=CHECKS)
             except (Exception, FailureGroup) as exc:  # recorded, not raised: count them all

@@ -107,9 +107,10 @@ GENEROUS_LIMITS = {
 
 def limits_storage() -> str:
     """Where the served rate limits count (the storage is not this bench's choice)."""
-    from service.http import limit_storage
+    from service.settings import settings
 
-    return f"{limit_storage.SCHEME}:// (each worker's memory)"
+    uri = settings().rate_limit_storage
+    return "each worker's memory" if uri.startswith("memory://") else uri.split("@")[-1]
 
 
 SERVER = "gevent workers (cardroom serve's default), rate limits on, access log on"

@@ -185,7 +185,14 @@ def check_checkpoint(
         result["detail"] = "no public key given: the export's signature was not checked"
         return result
     if checkpoint is None:
-        result.update(ok=False, detail="the export ends with no signed checkpoint")
+        detail = "the export ends with no signed checkpoint"
+        if seed is not None:  # a finished game: the service signed it once, when it finished
+            detail = (
+                "the game is over but no signature of its end was kept: the service signs a"
+                " finished game once, when it finishes, and never again, so its rows were"
+                " rewritten (or it finished before signatures were kept and was never signed)"
+            )
+        result.update(ok=False, detail=detail)
         return result
     try:
         signed = verify(checkpoint, keys)

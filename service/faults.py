@@ -10,9 +10,12 @@ Points, in the order a keyed POST passes them:
 - ``appended``: its events and its idempotency receipt are committed (play.py);
 - ``answered``: the answer is built, not yet sent (service/http/idempotency.py).
 
+And in an export (service/http/exporting.py): ``export_read`` (action ``short``: the read of
+the events loses its tail) and ``export_half`` (half the lines are built).
+
 Actions: ``exit`` ends the worker process at once (``os._exit``: no cleanup, no answer, as a
 ``kill -9`` would); ``drop`` shuts the client's connection (the request's socket under gunicorn)
-and the request goes on, its answer lost.
+and the request goes on, its answer lost; ``fail`` raises :class:`InjectedFault` there.
 """
 
 from __future__ import annotations
@@ -22,8 +25,8 @@ import socket
 
 from service.settings import settings
 
-POINTS = ("decided", "appended", "answered")
-ACTIONS = ("exit", "drop")
+POINTS = ("decided", "appended", "answered", "export_read", "export_half")
+ACTIONS = ("exit", "drop", "fail", "short")
 HEADER = "X-Cardroom-Fault"
 EXIT_STATUS = 70
 
@@ -32,17 +35,30 @@ def enabled() -> bool:
     return settings().fault_injection
 
 
-def point(name: str) -> None:
-    """Meet the fault the current request asks for at ``name``, if injection is enabled."""
+class InjectedFault(RuntimeError):
+    """The failure a test asked for (action ``fail``)."""
+
+
+def wanted(name: str) -> str | None:
+    """The action the current request asks for at point ``name``, if injection is enabled."""
     from flask import has_request_context, request
 
     # The header first: it is absent from nearly every request, and cheaper to look for.
     if not has_request_context() or HEADER not in request.headers or not enabled():
+        return None
+    where, _, action = request.headers.get(HEADER, "").partition(":")
+    return action if where == name else None
+
+
+def point(name: str) -> None:
+    """Meet the fault the current request asks for at ``name``, if injection is enabled."""
+    from flask import request
+
+    action = wanted(name)
+    if action is None:
         return
-    wanted = request.headers.get(HEADER, "")
-    where, _, action = wanted.partition(":")
-    if where != name:
-        return
+    if action == "fail":
+        raise InjectedFault(f"injected at {name}")
     if action == "exit":
         os._exit(EXIT_STATUS)
     if action == "drop":

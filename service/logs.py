@@ -55,9 +55,19 @@ class ContextFilter(logging.Filter):
         return True
 
 
+_second: tuple[int, str] = (-1, "")  # the last second formatted, and its text
+
+
 def _timestamp(record: logging.LogRecord) -> str:
-    moment = datetime.fromtimestamp(record.created, UTC)
-    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    """``2026-11-23T11:20:00.123Z``; the date and time formatted once a second (every access
+    line has one)."""
+    global _second
+    whole = int(record.created)
+    second, text = _second
+    if whole != second:
+        text = datetime.fromtimestamp(whole, UTC).strftime("%Y-%m-%dT%H:%M:%S")
+        _second = (whole, text)
+    return f"{text}.{int(record.msecs):03d}Z"
 
 
 class TextFormatter(logging.Formatter):

@@ -39,6 +39,7 @@ from domain.decider import (
 from service import autoplay, errors, faults, key_registry, metrics
 from service import keys as service_keys
 from service.games.registry import GameAdapter, load_games
+from service.store import signatures
 from service.store.deadlines import Deadlines
 from service.store.events import (
     EventStore,
@@ -98,6 +99,8 @@ class GameService:
         self.store = store  # the primary: every write, and the reads that must be current
         self.replicas = replicas or Replicas([])  # hot standbys for reads (service/store/replicas)
         self._keys = keys  # None: this process's keyring, read at its first use
+        if store.signer is None:  # a finished game is signed once, as its last event is appended
+            store.signer = self._sign_final
         # How long a started game's turn may wait for a seat before the greedy bot takes the
         # seat over, and a waiting game for its seats before it is cancelled (clock.py sweeps).
         self.stall_seconds = stall_seconds
@@ -125,6 +128,10 @@ class GameService:
     @keys.setter
     def keys(self, ring: service_keys.Keyring) -> None:
         self._keys = ring
+
+    def _sign_final(self, game_id: UUID, version: int, digest: str, seed: bytes) -> dict[str, Any]:
+        """The store's signer of a finishing event: the active signing key, its kid recorded."""
+        return self.keys.receipt(game_id, version, digest, seed)
 
     def published_keys(self) -> dict[str, Any]:
         """The JWK Set of every signing key whose receipts must still verify: this ring's and
@@ -367,6 +374,10 @@ class GameService:
         if not past:
             self._deadlines.put(loaded.id, (turn, deadline))
         return deadline
+
+    def final_signature(self, game_id: UUID) -> dict[str, Any] | None:
+        """The receipt signed once when the game finished (service/store/signatures.py)."""
+        return signatures.stored(self.store, game_id)
 
     def receipt(self, loaded: Loaded) -> dict[str, Any]:
         """The service's signed receipt for the game's last event (domain/receipts.py)."""

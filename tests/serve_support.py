@@ -32,22 +32,27 @@ class Served:
     port: int
     process: subprocess.Popen[str]
     log: list[str] = field(default_factory=list)
+    access: list[str] = field(default_factory=list)  # with access_log=True: its lines
 
 
 @contextmanager
 def cardroom_serve(
-    database_url: str, args: Sequence[str] = (), env: Mapping[str, str] | None = None
+    database_url: str,
+    args: Sequence[str] = (),
+    env: Mapping[str, str] | None = None,
+    access_log: bool = False,
 ) -> Iterator[Served]:
-    """``cardroom serve`` (one worker unless ``args`` say otherwise) until the block ends."""
+    """``cardroom serve`` (one worker unless ``args`` say otherwise) until the block ends;
+    ``access_log``: its access log's lines kept in ``Served.access``."""
     port = free_port()
     command = [sys.executable, "-m", "service.cli.main", "serve", "--port", str(port)]
-    command += ["--workers", "1", "--no-access-log", *args]
+    command += ["--workers", "1", *([] if access_log else ["--no-access-log"]), *args]
     environment = {**os.environ, "DATABASE_URL": database_url, **(env or {})}
     server = subprocess.Popen(
         command,
         cwd=ROOT,
         env=environment,
-        stdout=subprocess.DEVNULL,
+        stdout=subprocess.PIPE if access_log else subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
     )
@@ -61,8 +66,14 @@ def cardroom_serve(
             if "Listening at" in line:
                 listening.set()
 
+    def read_access() -> None:
+        assert server.stdout is not None
+        served.access.extend(server.stdout)
+
     reader = threading.Thread(target=read_log, daemon=True)
     reader.start()
+    if access_log:
+        threading.Thread(target=read_access, daemon=True).start()
     try:
         assert listening.wait(WAIT), "the server did not start:\n" + "".join(served.log)
         # The socket is bound: this waits in its backlog until the worker has booted.

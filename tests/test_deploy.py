@@ -28,7 +28,7 @@ def test_compose_migrates_as_the_owner_in_a_one_shot_step_and_serves_as_the_app_
     assert migrate["command"] == ["cardroom", "migrate"] and migrate["restart"] == "no"
     assert migrate["environment"] == {"DATABASE_URL_FILE": "/run/secrets/owner_database_url"}
     assert migrate["secrets"] == ["owner_database_url"]
-    assert app["depends_on"] == {"migrate": {"condition": "service_completed_successfully"}}
+    assert app["depends_on"]["migrate"] == {"condition": "service_completed_successfully"}
     # The app holds the app role's secret only: its URL names cardroom_app (so `cardroom
     # serve` does not migrate), with the password the database's init script gives the role.
     assert app["secrets"] == ["app_database_url"]
@@ -56,7 +56,7 @@ def test_no_secret_is_an_inline_environment_value() -> None:
             text = str(value)
             assert not any(secret in text for secret in secrets), (name, variable)
             assert "PASSWORD" not in variable or variable.endswith("_FILE"), (name, variable)
-            assert "://" not in text, (name, variable)  # a URL would carry its password
+            assert "@" not in text.partition("://")[2], (name, variable)  # a URL's credentials
 
 
 def test_compose_keeps_the_keys_in_a_named_volume_the_app_mounts() -> None:
@@ -70,6 +70,14 @@ def test_compose_keeps_the_keys_in_a_named_volume_the_app_mounts() -> None:
     assert volume in COMPOSE["volumes"]  # named, not a bind mount nor the container's layer
     assert f"install -d -m 0700 -o cardroom -g cardroom {target}" in DOCKERFILE
     assert "CARDROOM_KEYS" not in app["environment"]  # the secret itself is never inline
+
+
+def test_compose_counts_rate_limits_in_its_redis() -> None:
+    """Every worker of every app container counts against one store (issue 27)."""
+    app = COMPOSE["services"]["app"]
+    storage = urlsplit(app["environment"]["CARDROOM_RATE_LIMIT_STORAGE"])
+    assert storage.scheme == "redis" and storage.hostname in COMPOSE["services"]
+    assert storage.hostname in app["depends_on"]
 
 
 def test_both_long_running_services_have_health_checks() -> None:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import psycopg
+import pytest
 from api_client import ApiClient, Table, play_to_end
 from psycopg.types.json import Jsonb
 
@@ -54,7 +55,11 @@ def store_v1_game(conn: psycopg.Connection[Any]) -> tuple[str, list[dict[str, An
 
 
 def test_a_stored_v1_game_is_read_upcast_and_exported_verbatim(
-    api: ApiClient, owner_connection: psycopg.Connection[Any], tmp_path: Path
+    api: ApiClient,
+    owner_connection: psycopg.Connection[Any],
+    tmp_path: Path,
+    database_url: str,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     game_id, stored = store_v1_game(owner_connection)
     ended_v1 = stored[-1]["data"]
@@ -73,6 +78,13 @@ def test_a_stored_v1_game_is_read_upcast_and_exported_verbatim(
     scores = api.get(f"/games/{game_id}/scores").json()
     assert [t["total"] for t in scores["totals"]] == ended_v1["totals"]
     assert scores["winners"] == ended_v1["winners"]
+
+    # Finished before signatures were kept (migration 0014): no checkpoint until the operator
+    # signs such games once.
+    unsigned = api.get(f"/games/{game_id}/export").text
+    assert json.loads(unsigned.splitlines()[-1]) == {"checkpoint": None}
+    monkeypatch.setenv("DATABASE_URL", database_url)
+    assert main(["sign-finished"]) == 0
 
     # the export: the stored bytes, so that the chain and the signature verify
     export = api.get(f"/games/{game_id}/export").text

@@ -6,6 +6,7 @@ is not there. The budget is small here (2 s) to keep the tests fast."""
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 import uuid
@@ -70,6 +71,12 @@ def assert_in_budget(answers: list[Answer], budget: float = BUDGET, queued: floa
     assert slowest <= budget + SLACK + queued, sorted(round(a[0], 2) for a in answers)
 
 
+def served_seconds(access: list[str], request: str, status: int) -> list[float]:
+    """The durations the access log gives the answers to ``request`` with ``status``."""
+    pattern = re.compile(rf'"{re.escape(request)} HTTP/1.1" {status} ([0-9.]+) ms')
+    return [float(m.group(1)) / 1000 for line in access if (m := pattern.search(line))]
+
+
 def queueing(count: int, base: str) -> float:
     """The slowest of ``count`` answers at once that wait for nothing (``GET /livez``)."""
     answers = together(count, base, lambda c, _: c.get(f"{base}/livez", timeout=10))
@@ -86,12 +93,18 @@ def assert_unavailable(answer: Answer, *causes: str) -> None:
 def test_48_clients_behind_a_held_lock_answer_within_the_budget(
     database_url: str, owner_connection: psycopg.Connection[Any]
 ) -> None:
-    with cardroom_serve(database_url, env=QUICK) as served:
+    with cardroom_serve(database_url, env=QUICK, access_log=True) as served:
         queued = queueing(48, served.url)
         with owner_connection.transaction():
             owner_connection.execute("LOCK TABLE events IN SHARE MODE")  # appends wait
             answers = together(48, served.url, lambda c, _: post_game(c, served.url))
-        assert_in_budget(answers, queued=queued)
+        # From arrival (the app's first hook) to answer, as the access log times it. The
+        # machine is shared: what answering 48 at once costs this server now (``queued``) may
+        # delay the last answers past the budget too, as CPU, not as a wait.
+        waited = served_seconds(served.access, "POST /games", 503)
+        print(f"server side, 48 under a lock: slowest {max(waited):.2f} s of {len(waited)}")
+        assert len(waited) == 48 and max(waited) <= BUDGET + SLACK + queued, sorted(waited)
+        assert_in_budget(answers, queued=2 * queued)  # at the client: its queueing too
         for answer in answers:
             assert_unavailable(answer, "lock", "pool")
         causes = {body["cause"] for _, _, body, _ in answers}

@@ -28,10 +28,13 @@ from psycopg_pool import ConnectionPool
 from domain.audit import audit_export
 from domain.chain import event_hash
 from domain.decider import Event, MakeMove
+from domain.receipts import public_keys
 from domain.sushigo import SUSHI_GO
 from domain.sushigo.randomplay import random_pick
+from service import keys as service_keys
 from service.cli.main import main
 from service.http.app import create_app
+from service.store import signatures
 from service.store.events import EventStore
 
 pytest_plugins = ["api_fixtures"]
@@ -184,23 +187,42 @@ def rewrite_from_first_pick(conn: psycopg.Connection[Any], game: str) -> int:
     return first
 
 
-def test_a_rewritten_game_passes_the_audit_but_not_the_players_receipts(
+def test_a_rewritten_game_fails_the_keys_alone_and_the_players_receipts(
     api: ApiClient,
     owner_connection: psycopg.Connection[Any],
     pool: ConnectionPool,
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
+    """Issue 31 point 2: the owner's rewrite (triggers lifted, chain recomputed) passes the
+    audit that signs the export anew (what the service did before) and fails the one that
+    checks the signature stored when the game finished: the keys alone catch it."""
     table, kept = play_keeping_receipts(api, 5)
     game = table.game_id
+    honest = api.get(f"{table.path}/export").text
     first = rewrite_from_first_pick(owner_connection, game)
-    # The service, restarted on the rewritten rows, serves and signs the new history.
+    # The service, restarted on the rewritten rows, serves them with the stored signature.
     restarted = create_app(pool=pool).test_client()
     export = restarted.get(f"/games/{game}/export").get_data(as_text=True)
     keys = restarted.get("/.well-known/cardroom-keys").get_json()
+    assert export.splitlines()[-1] == honest.splitlines()[-1]  # signed once: the same line
 
     today = audit_export(export)  # the chain, seed, deals, scores: all consistent
     assert today["ok"] is True, today
+    # What the service did before: sign the export anew, here the forged history. It passes.
+    last = json.loads(export.splitlines()[-2])
+    resigned = service_keys.load().receipt(
+        uuid.UUID(game), last["version"], last["hash"], bytes.fromhex(last["data"]["seed"])
+    )
+    signed_anew = "\n".join([*export.splitlines()[:-1], json.dumps({"checkpoint": resigned})])
+    assert audit_export(signed_anew, public_keys(keys))["ok"] is True
+    # The stored signature, over the true history, does not open on the forged one.
+    with_keys = audit_export(export, public_keys(keys))
+    assert with_keys["ok"] is False and with_keys["signature"]["ok"] is False
+    assert "not this export's last event" in with_keys["signature"]["detail"]
+    served = restarted.get(f"/games/{game}/audit").get_json()
+    assert served["ok"] is False and served["signature"]["ok"] is False
+    assert [served[c]["ok"] for c in ("chain", "deals", "scores", "replay")] == [True] * 4
 
     report = restarted.post(f"/games/{game}/audit", json={"receipts": kept.receipts}).get_json()
     assert report["ok"] is False
@@ -210,17 +232,55 @@ def test_a_rewritten_game_passes_the_audit_but_not_the_players_receipts(
         f"the service signed a different history at version {expected}"
         in (report["receipts"]["detail"])
     )
-    assert [report[c]["ok"] for c in ("chain", "deals", "scores", "replay")] == [True] * 4
 
-    # The same offline, from files: the export, the keys and the receipts.
+    # The same offline, from files: the export and the keys, then the receipts too.
     (tmp_path / "game.jsonl").write_text(export)
     (tmp_path / "keys.json").write_text(json.dumps(keys))
     (tmp_path / "receipts.json").write_text(json.dumps(kept.receipts))
+    assert main(["audit", str(tmp_path / "game.jsonl")]) == 0  # without keys: consistent
     files = [str(tmp_path / "game.jsonl"), "--keys", str(tmp_path / "keys.json")]
-    assert main(["audit", *files]) == 0  # without receipts it passes, signature and all
+    assert main(["audit", *files]) == 1  # the keys alone: the signature does not match
     capsys.readouterr()
     status = main(["audit", *files, "--receipts", str(tmp_path / "receipts.json"), "--json"])
     assert status == 1
     printed = json.loads(capsys.readouterr().out)
     assert printed["receipts"]["first_bad_version"] == expected
+    table.close()
+
+
+def test_a_finished_game_is_signed_once_and_a_removed_signature_is_reported(
+    api: ApiClient,
+    owner_connection: psycopg.Connection[Any],
+    pool: ConnectionPool,
+    database_url: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    table, _ = play_keeping_receipts(api, 8)
+    game = table.game_id
+    stored = owner_connection.execute(
+        "SELECT version, kid, receipt FROM game_signatures WHERE game_id = %s", (game,)
+    ).fetchall()
+    (version, kid, receipt), last_version = stored[0], api.game(game)["version"]
+    assert len(stored) == 1 and version == last_version and receipt["kid"] == kid
+    keys = api.get("/.well-known/cardroom-keys").json()
+    assert kid == keys["keys"][-1]["kid"]  # the key active when the game finished
+    exports = [api.get(f"{table.path}/export").text for _ in range(2)]
+    assert exports[0] == exports[1]
+    assert json.loads(exports[0].splitlines()[-1]) == {"checkpoint": receipt}
+    with pytest.raises(psycopg.errors.InsufficientPrivilege):  # append-only, like the events
+        owner_connection.execute("DELETE FROM game_signatures WHERE game_id = %s", (game,))
+    # The owner lifts the guard and removes it: the service does not sign again.
+    with owner_connection.transaction():
+        owner_connection.execute("ALTER TABLE game_signatures DISABLE TRIGGER USER")
+        owner_connection.execute("DELETE FROM game_signatures WHERE game_id = %s", (game,))
+        owner_connection.execute("ALTER TABLE game_signatures ENABLE TRIGGER USER")
+    export = api.get(f"{table.path}/export").text
+    assert json.loads(export.splitlines()[-1]) == {"checkpoint": None}
+    served = api.get(f"{table.path}/audit").json()
+    assert served["ok"] is False and "no signature of its end" in served["signature"]["detail"]
+    # The operator's one-off for games finished before 0014 signs it again, as it is now.
+    assert signatures.unsigned(EventStore(pool)).count(uuid.UUID(game)) == 1
+    monkeypatch.setenv("DATABASE_URL", database_url)
+    assert main(["sign-finished"]) == 0
+    assert api.get(f"{table.path}/audit").json()["ok"] is True
     table.close()

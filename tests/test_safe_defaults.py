@@ -203,9 +203,9 @@ def test_the_worker_count_follows_the_cpu_quota(monkeypatch: pytest.MonkeyPatch)
 def test_a_connection_budget_past_max_connections_stops_the_start(database_url: str) -> None:
     with psycopg.connect(database_url) as conn:
         maximum = int(conn.execute("SHOW max_connections").fetchone()[0])
-    hosts = maximum // 11 + 1  # one worker of 11 connections on each: one host too many
+    hosts = maximum // 12 + 1  # one worker of 12 connections on each: one host too many
     line = one_line_refusal(SERVE, {"DATABASE_URL": database_url, "CARDROOM_HOSTS": str(hosts)})
     assert line.startswith(
-        f"cardroom: the connection budget {hosts} host(s) x 1 worker(s) x 11 connections"
-        f" (CARDROOM_POOL_MAX 10 + 1) = {hosts * 11} exceeds the database's"
+        f"cardroom: the connection budget {hosts} host(s) x 1 worker(s) x 12 connections"
+        f" (CARDROOM_POOL_MAX 10 + 2) = {hosts * 12} exceeds the database's"
     ), line

@@ -46,5 +46,9 @@ def test_every_operation(spec: schemathesis.schemas.BaseSchema) -> None:
 
 
 def test_stateful(spec: schemathesis.schemas.BaseSchema) -> None:
+    """The stateful phase, bounded (about a minute on a loaded machine): it follows the
+    contract's links, so its requests reach the games it created (test_links.py checks each
+    link against a live server)."""
     stats = fuzz.run_stateful(spec, max_examples=25, max_steps=15)
     assert stats.requests > 0 and stats.failures == [], "\n".join(stats.failures[:3])
+    assert stats.reached > 0, "no linked request reached a game: are openapi.yaml's links right?"

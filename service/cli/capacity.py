@@ -20,7 +20,9 @@ from pathlib import Path
 log = logging.getLogger(__name__)
 
 CGROUP_ROOT = Path("/sys/fs/cgroup")
-EXTRA_PER_WORKER = 1  # the live hub's LISTEN connection (service/live/hub.py)
+# The live hub's LISTEN connection (service/live/hub.py) and the request deadline's watchdog,
+# which cancels what outlives a request's budget (service/store/budget.py).
+EXTRA_PER_WORKER = 2
 WARN_SHARE = 0.8  # above this share of the server's slots, say so: others connect too
 
 
@@ -91,7 +93,7 @@ def check_connection_budget(url: str, hosts: int, workers: int, pool_max: int) -
     slots = maximum - reserved
     sum_up = (
         f"{hosts} host(s) x {workers} worker(s) x {per_worker} connections"
-        f" (CARDROOM_POOL_MAX {pool_max} + 1) = {budget}"
+        f" (CARDROOM_POOL_MAX {pool_max} + {EXTRA_PER_WORKER}) = {budget}"
     )
     if budget > slots:
         raise BudgetExceeded(

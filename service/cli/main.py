@@ -96,6 +96,10 @@ def _parser() -> argparse.ArgumentParser:
     keys.add_argument("action", nargs="?", default="show", choices=KEY_ACTIONS)
     keys.add_argument("kid", nargs="?", help="retire: the key id")
     keys.add_argument("--rotate", action="store_true", help=argparse.SUPPRESS)  # old spelling
+    commands.add_parser(
+        "sign-finished",
+        help="sign the finished games that have no stored signature (finished before 0014)",
+    )
     replay = commands.add_parser("replay", help="print a game turn by turn from its export")
     replay.add_argument(
         "source", metavar="FILE|URL", help="an export, or http(s)://host/games/<id>"
@@ -374,6 +378,10 @@ def _main(argv: Sequence[str] | None) -> int:
         from service.cli.keys_command import keys_command
 
         return keys_command(args)
+    elif args.command == "sign-finished":
+        from service.cli.sign_finished import sign_finished_command
+
+        return sign_finished_command()
     elif args.command == "replay":
         from service.cli.replay import replay_command
 

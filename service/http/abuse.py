@@ -107,7 +107,7 @@ def _limits(app: Flask) -> None:
         app=app,
         # memory: per process, swept inline (limit_storage.py); else Redis, for the service
         storage_uri=uri if shared else f"{limit_storage.SCHEME}://",
-        storage_options=REDIS_OPTIONS if shared else {},
+        storage_options=REDIS_OPTIONS if shared else None,
         in_memory_fallback_enabled=shared,  # Redis down: count per process meanwhile
         default_limits=[],
         headers_enabled=False,  # Retry-After on 429 only (below); no X-RateLimit-* chatter
@@ -148,13 +148,18 @@ def _without_hooks(app: Flask, limiter: Limiter) -> None:
     (default and blueprint limits: none), inject headers (off) and reset its bookkeeping (kept
     on the request's context, which ends with it): a sixth of `GET /livez`'s CPU for nothing
     (README, "Benchmarks")."""
-    for hooks in (app.before_request_funcs, app.after_request_funcs, app.teardown_request_funcs):
-        for scope, functions in hooks.items():
-            hooks[scope] = [f for f in functions if not _of(f, limiter)]
+    tables: list[dict[Any, list[Any]]] = [
+        app.before_request_funcs,
+        app.after_request_funcs,
+        app.teardown_request_funcs,
+    ]
+    for hooks in tables:
+        for functions in hooks.values():
+            functions[:] = [f for f in functions if not _of(f, limiter)]
 
 
 REDIS_TIMEOUT_SECONDS = 0.25  # a Redis that does not answer costs a request at most this
-REDIS_OPTIONS = {
+REDIS_OPTIONS: dict[str, Any] = {  # seconds (limits passes them to redis-py)
     "socket_timeout": REDIS_TIMEOUT_SECONDS,
     "socket_connect_timeout": REDIS_TIMEOUT_SECONDS,
 }
@@ -169,8 +174,8 @@ def _shared_store(limiter: Limiter) -> None:
 def _of(function: Any, limiter: Limiter) -> bool:
     """Whether ``function`` is one of ``limiter``'s hooks: a bound method or a partial."""
     bound = getattr(function, "__self__", None)
-    args = getattr(function, "args", ())
-    return bound is limiter or (bool(args) and args[0] is limiter)
+    args: tuple[Any, ...] = getattr(function, "args", ())
+    return bound is limiter or (len(args) > 0 and args[0] is limiter)
 
 
 def waiting_games_limit() -> int:

@@ -3,9 +3,14 @@ server waits for a slow or hostile client, from the settings (service/settings.p
 
 - ``CARDROOM_STREAMS_PER_ADDRESS`` (default 32; 0: no cap): open event streams and waiting long
   polls one client address may hold in one server process; past it, ``429 too_many_streams``
-  with ``Retry-After``. Counted per process, like the rate limits (service/http/abuse.py): with
-  several workers a client may hold up to workers x cap. Behind a reverse proxy every client
-  has the proxy's address: cap there, or set it off.
+  with ``Retry-After``. Counted per process, even when the rate limits count in Redis
+  (service/http/abuse.py), on purpose: what the cap protects is a process's own open
+  connections (``CARDROOM_WORKER_CONNECTIONS``, greenlets, file descriptors), so that one address
+  cannot fill one worker, and that is per process; across the service an address holds at most
+  hosts x workers x cap. A shared count would cost two Redis round trips per stream and long
+  poll (which reconnect every few minutes and every 30 s) and would leak the slots of a killed
+  worker until they expired. The address is the client's behind a trusted proxy
+  (``CARDROOM_TRUSTED_PROXIES``, service/http/proxies.py).
 - ``CARDROOM_HEADER_TIMEOUT`` (default 5 s): the request line and headers must arrive within it
   (also how long an idle kept-alive connection stays open); slower connections are closed.
 - ``CARDROOM_BODY_TIMEOUT`` (default 10 s): a request body must arrive within it, else

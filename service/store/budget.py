@@ -87,7 +87,8 @@ def session(pool: ConnectionPool, watchdog: Watchdog) -> Iterator[psycopg.Connec
         with pool.connection(timeout=min(db.connection_timeout(pool), left)) as conn:
             db.note_reachable(pool)
             try:
-                with _lock_wait_within(conn, until), watchdog.guard(conn, until) as guard:
+                waits = _lock_wait_within(conn, until, watchdog.lock_timeout)
+                with waits, watchdog.guard(conn, until) as guard:
                     yield conn
             except errors.LockNotAvailable as exc:
                 raise StoreUnavailable(str(exc), _lock_cause(conn)) from exc
@@ -105,7 +106,9 @@ def session(pool: ConnectionPool, watchdog: Watchdog) -> Iterator[psycopg.Connec
 
 
 @contextlib.contextmanager
-def _lock_wait_within(conn: psycopg.Connection[Any], until: float) -> Iterator[None]:
+def _lock_wait_within(
+    conn: psycopg.Connection[Any], until: float, lock_timeout: float
+) -> Iterator[None]:
     """A request left with less time than the session's lock_timeout (it waited for the pool)
     gets a lock_timeout of what it has left, for as long as it holds the connection: the
     server then ends its lock waits on time by itself. (The watchdog would too, but one round
@@ -113,7 +116,7 @@ def _lock_wait_within(conn: psycopg.Connection[Any], until: float) -> Iterator[N
     left = until - monotonic()
     if left <= MIN_SECONDS:
         raise StoreUnavailable("the request's time budget is spent", "pool")
-    if left >= settings().lock_timeout:
+    if left >= lock_timeout:
         yield
         return
     conn.execute("SELECT set_config('lock_timeout', %s, false)", (f"{int(left * 1000)}ms",))
@@ -163,6 +166,7 @@ _CANCEL = (
 OBSERVER_TIMEOUT_MS = 1000  # the watchdog's own statements
 MIN_SECONDS = 0.01  # a connection had with less time than this left is given back at once
 RECHECK_SECONDS = 0.05  # how soon a guard past its deadline and still in use is looked at again
+TICK_SECONDS = 0.05  # the watchdog looks at most this often (a cancel may come this late)
 
 
 @dataclass(eq=False)
@@ -185,6 +189,7 @@ class Watchdog:
 
     def __init__(self, conninfo: Callable[[], str]) -> None:
         self._conninfo = conninfo
+        self.lock_timeout = settings().lock_timeout  # the sessions' own (service/store/db.py)
         self._lock = threading.Lock()
         self._wake = threading.Event()
         self._heap: list[tuple[float, int, Guard]] = []
@@ -227,7 +232,9 @@ class Watchdog:
                     log.exception("watchdog: could not cancel %d statements", len(due))
                 self._watch_again(due)
                 continue
-            self._wake.wait(wait)
+            # Not sooner than a tick: most guards are done long before their deadline, and
+            # one wake-up per request (each has its own deadline) would cost every request.
+            self._wake.wait(None if wait is None else max(wait, TICK_SECONDS))
 
     def _watch_again(self, guards: list[Guard]) -> None:
         """Guards still in use after their cancel (or not cancelled: between two statements

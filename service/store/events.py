@@ -29,9 +29,16 @@ from psycopg.types.json import Jsonb
 from psycopg_pool import ConnectionPool
 
 from domain.chain import GENESIS, event_hash
-from domain.decider import GAME_CANCELLED, GAME_ENDED, GAME_STARTED, SEAT_LEFT, Event
+from domain.decider import (
+    FINAL_EVENTS,
+    GAME_CANCELLED,
+    GAME_ENDED,
+    GAME_STARTED,
+    SEAT_LEFT,
+    Event,
+)
 from service import metrics
-from service.store import budget, idempotency_records, invitations, rematches
+from service.store import budget, idempotency_records, invitations, rematches, signatures
 from service.store.failures import StoreError, StoreUnavailable, unavailable
 from service.store.idempotency_records import IdempotencyRecord
 from service.store.recent import Recent
@@ -228,11 +235,16 @@ WHERE s.client = %s AND s.game_id <> %s AND NOT EXISTS (
 
 @lru_cache(maxsize=128)
 def _append_query(
-    rows: int, seat: bool, deadline: bool, record: bool, rematch_seat: bool = False
+    rows: int,
+    seat: bool,
+    deadline: bool,
+    record: bool,
+    rematch_seat: bool = False,
+    signature: bool = False,
 ) -> str:
     """The statement of an ``append`` of that shape: built once, not composed per append.
-    Its parameters: the seat row's, the deadline row's, the record's, the rematch seat's
-    (those given, in that order), then each event row's."""
+    Its parameters: the seat row's, the deadline row's, the record's, the rematch seat's,
+    the signature's (those given, in that order), then each event row's."""
     append = _APPEND.format(values=", ".join(["(%s, %s, %s, %s, %s, %s)"] * rows))
     with_rows = [
         row
@@ -241,6 +253,7 @@ def _append_query(
             (_DEADLINE_ROW, deadline),
             (idempotency_records.ROW, record),
             (rematches.SEAT_ROW, rematch_seat),
+            (signatures.ROW, signature),
         )
         if wanted
     ]
@@ -266,8 +279,12 @@ def _rows(
 class EventStore:
     """All reads and writes of games. Thread-safe: each call takes its own pooled connection."""
 
-    def __init__(self, pool: ConnectionPool) -> None:
+    def __init__(self, pool: ConnectionPool, signer: signatures.Signer | None = None) -> None:
         self.pool = pool
+        # Signs the event that finishes a game, once, in the statement that appends it (the
+        # game service sets it: service/play.py). Without one, no signature is written, and
+        # the finished game's exports and audits say so.
+        self.signer = signer
         # The last (version, hash) seen of recent games: the next append links to it without
         # reading it back (events never change, so a remembered hash stays true).
         self._heads: Recent[UUID, tuple[int, str]] = Recent(4096)
@@ -358,6 +375,9 @@ class EventStore:
                     cur.execute(idempotency_records.INSERT, record.params(game_id, len(rows)))
                 if rematch_of is not None:
                     rematches.insert(cur, rematch_of[0], game_id, rematch_of[1])
+                signature = self._final_signature(game_id, rows, events)
+                if signature is not None:
+                    cur.execute(signatures.INSERT, signature)
         except errors.UniqueViolation as exc:
             if exc.diag.constraint_name == "games_pkey":
                 raise GameExists(game_id) from exc
@@ -402,12 +422,14 @@ class EventStore:
         generation = self.generation
         previous = self.hash_at(game_id, expected_version)
         rows = _rows(game_id, expected_version + 1, previous, events)
+        signature = self._final_signature(game_id, rows, events)
         query = _append_query(
             len(rows),
             seat_token is not None,
             deadline is not None,
             record is not None,
             rematch_seat is not None,
+            signature is not None,
         )
         params: list[Any] = []
         if seat_token is not None:
@@ -418,6 +440,8 @@ class EventStore:
             params += record.params(game_id, expected_version + len(rows))
         if rematch_seat is not None:
             params += rematch_seat
+        if signature is not None:
+            params += signature
         params += [value for row in rows for value in row]
         # One statement, hence atomic even in autocommit, in one round trip.
         metrics.APPENDS.inc()
@@ -442,6 +466,16 @@ class EventStore:
         metrics.EVENTS_APPENDED.inc(len(events))
         metrics.count_seat_changes(events)
         return expected_version + len(events)
+
+    def _final_signature(
+        self, game_id: UUID, rows: Sequence[tuple[Any, ...]], events: Sequence[Event]
+    ) -> list[Any] | None:
+        """The signature row's values when ``events`` finish the game (service/store/
+        signatures.py); None when they do not, or without a signer."""
+        if self.signer is None or events[-1].type not in FINAL_EVENTS:
+            return None
+        version, digest = rows[-1][1], rows[-1][-1]
+        return signatures.row(self.signer, game_id, version, digest, events[-1].data)
 
     @staticmethod
     def _append_invited(

@@ -19,6 +19,7 @@ from service.http.schemas import Health, Receipt
 from service.live import hub as live
 from service.play import GameService, Loaded
 from service.store.events import GameNotFound
+from service.store.recent import Recent
 
 api = Blueprint("api", __name__)
 
@@ -26,6 +27,8 @@ api = Blueprint("api", __name__)
 RECEIPT = Receipt()
 RECEIPT_HEADER = "Cardroom-Receipt"
 HEALTH = Health()
+_VIEWS = "cardroom_views"  # the app's encoded views (view_json)
+VIEWS_KEPT = 4096  # (game, version, viewer) triples; a 4-player view is about 2 KB
 
 
 def games() -> GameService:
@@ -45,7 +48,9 @@ def connection_settings() -> ConnectionSettings:
 
 
 def json_response(body: Any, status: int = 200, **headers: str) -> Response:
-    response = Response(json.dumps(body), status, mimetype="application/json")
+    """``body`` as JSON (a ``str`` is sent as it is: JSON encoded already)."""
+    encoded = body if isinstance(body, str) else json.dumps(body)
+    response = Response(encoded, status, mimetype="application/json")
     response.headers.update(headers)
     return response
 
@@ -114,6 +119,21 @@ def view_body(loaded: Loaded, seat: int | None, past: bool = False, **extra: Any
     view = adapter.game.view(loaded.state, Viewer(seat))
     body = {"game_id": loaded.id, **view, **deadline_of(loaded, past), **visibility(loaded.id)}
     return planned(adapter.view)({**body, **extra})
+
+
+def view_json(loaded: Loaded, seat: int | None) -> str:
+    """``view_body`` of the game as it is now, encoded: built once per game, version and viewer
+    in this process. It is the same every time (the state at a version, the deadline row of
+    its turn and the game's visibility never change), and a seat polling a game that has not
+    moved asks for it again and again."""
+    cache: Recent[tuple[UUID, int, int | None], str]
+    cache = current_app.extensions.setdefault(_VIEWS, Recent(VIEWS_KEPT))
+    key = (loaded.id, loaded.version, seat)
+    encoded = cache.get(key)
+    if encoded is None:
+        encoded = json.dumps(view_body(loaded, seat))
+        cache.put(key, encoded)
+    return encoded
 
 
 def visibility(game_id: UUID) -> dict[str, str]:

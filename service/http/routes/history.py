@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 from uuid import UUID
 
-from flask import Response, json, request
+from flask import Response, request
 
 from domain import receipts
 from domain.audit import audit
@@ -14,7 +14,6 @@ from domain.decider import FINAL_EVENTS, Viewer
 from service.http import auth
 from service.http.problems import Problem
 from service.http.routes.common import (
-    RECEIPT,
     api,
     deadline_of,
     game_id_of,
@@ -26,21 +25,20 @@ from service.http.routes.common import (
     seen_versions,
     visibility,
 )
+from service.http.routes.exports import EXPORT_LINE, checkpoint_line, export_line, export_text
 from service.http.schemas import (
     AuditReport,
     AuditRequest,
     EventPage,
     EventsQuery,
-    ExportLine,
     ReadQuery,
     StateQuery,
 )
 from service.play import Loaded
-from service.store.events import GameNotFound, StoredEvent
+from service.store.events import GameNotFound
 
 EVENTS_QUERY = EventsQuery()
 EVENT_PAGE = EventPage()
-EXPORT_LINE = ExportLine()
 AUDIT_REPORT = AuditReport()
 MAX_EVENTS = 100_000  # far more than any game has
 STATE_QUERY = StateQuery()
@@ -222,7 +220,15 @@ def export(game_id: str) -> Response:
         anyone test guesses of the hidden cards).
 
         A finished game's export ends with one more line, `{"checkpoint": <Receipt>}`: the
-        service's signature on its last version and hash (`cardroom audit --keys` checks it).
+        service's signature on its last version and hash, made once, when the game finished,
+        and stored (`cardroom audit --keys` checks it); the service never signs a finished
+        game again, so `{"checkpoint": null}` (no stored signature) means its rows were
+        tampered with (or it finished before signatures were kept and was never signed).
+
+        **Whole or refused.** The export is read and checked whole before its status is sent:
+        a `200` always carries every event (its `Content-Length` tells a body cut on the wire);
+        a read that comes back short is `503 export_incomplete` (retry), any other failure a
+        `500`, never part of a game.
       security:
       - {}
       - bearerAuth: []
@@ -241,42 +247,14 @@ def export(game_id: str) -> Response:
         '403': OtherGameToken
         '404': GameNotFound
         '500': InternalError
-        '503': DatabaseUnavailable
+        '503': ExportUnavailable
     """
     gid = game_id_of(game_id)
     loaded = read(gid, *seen_versions(READ_QUERY.load(request.args.to_dict())))
     seat = auth.optional_seat(games(), gid)
-    game, viewer = loaded.adapter.game, Viewer(seat)
-    over = game.is_over(loaded.state)
-    lines = []
-    records = games().records(gid, 0, loaded.version, loaded.version)
-    for record in records:
-        data = game.visible_event(loaded.state, record.event, viewer).data
-        line = export_line(gid, record, data, record.hash if over else None)
-        lines.append(json.dumps(EXPORT_LINE.dump(line)) + "\n")
-    if over:  # the service's signature on the whole history: its last version and hash
-        lines.append(json.dumps(checkpoint_line(gid, records[-1])) + "\n")
-    response = Response("".join(lines), mimetype="application/x-ndjson")
+    response = Response(export_text(loaded, Viewer(seat)), mimetype="application/x-ndjson")
     response.headers["Content-Disposition"] = f'attachment; filename="{gid}.jsonl"'
     return response
-
-
-def checkpoint_line(gid: UUID, last: StoredEvent) -> dict[str, Any]:
-    """The last line of a finished game's export: a receipt for its last event."""
-    receipt = games().keys.receipt(gid, last.version, last.hash, games().seed(gid))
-    return {"checkpoint": RECEIPT.dump(receipt)}
-
-
-def export_line(gid: UUID, record: StoredEvent, data: Any, digest: str | None) -> dict[str, Any]:
-    return {
-        "game_id": gid,
-        "version": record.version,
-        "type": record.type,
-        "schema_version": record.schema_version,
-        "data": data,
-        "recorded_at": record.recorded_at,
-        "hash": digest,
-    }
 
 
 AUDIT_MAX_BODY_BYTES = 4 * 1024 * 1024  # up to 10 000 receipts of about 350 bytes
@@ -394,7 +372,7 @@ def _audit(gid: UUID, receipts_given: list[Any]) -> Response:
             " meanwhile its score sheet is at /scores",
             version=records[-1].version if records else 0,
         )
-    lines = [EXPORT_LINE.dump(export_line(gid, r, r.data, r.hash)) for r in records]
-    lines.append(checkpoint_line(gid, records[-1]))
+    lines: list[Any] = [EXPORT_LINE.dump(export_line(gid, r, r.data, r.hash)) for r in records]
+    lines.append(checkpoint_line(gid))  # the signature stored when the game finished
     keys = receipts.public_keys(games().published_keys())
     return json_response(AUDIT_REPORT.dump(audit(lines, keys=keys, receipts=receipts_given)))

@@ -140,11 +140,11 @@ def create_game() -> Response:
             JoinGame:
               operationId: joinGame
               parameters:
-                game_id: $response.body#/id
+                game_id: $response.body#/game_id
             GetGame:
               operationId: getGame
               parameters:
-                game_id: $response.body#/id
+                game_id: $response.body#/game_id
         '400': BadBody
         '413': BodyTooLarge
         '415': UnsupportedMediaType

@@ -36,6 +36,7 @@ def rematch(game_id: str) -> Response:
       parameters:
       - GameId
       - IdempotencyKey
+      - IdempotencySecret
       summary: Play the same game again, with the same table
       description: |
         For a player of a finished game (`status: over`), with that game's seat token: a seat

@@ -18,11 +18,13 @@ from service.http.routes.common import (
     read,
     seen_versions,
     view_body,
+    view_json,
 )
 from service.http.schemas import LONG_POLL_MAX_SECONDS, GameQuery
 from service.live import hub as live
 
 GAME_QUERY = GameQuery()
+NO_QUERY = GAME_QUERY.load({})  # what a GET without a query string loads to, loaded once
 
 
 @api.get("/games/<game_id>")
@@ -88,7 +90,7 @@ def get_game(game_id: str) -> Response:
         '503': DatabaseUnavailable
     """
     gid = game_id_of(game_id)
-    query = GAME_QUERY.load(request.args.to_dict())
+    query = GAME_QUERY.load(request.args.to_dict()) if request.args else NO_QUERY
     after = query.get("wait_after")
     loaded = read(gid, *seen_versions(query), after or 0)
     seat = auth.optional_seat(games(), gid)
@@ -111,4 +113,6 @@ def get_game(game_id: str) -> Response:
     headers = {"ETag": f'W/"{tag}"', "Vary": "Authorization"}
     if request.if_none_match.contains_weak(tag):
         return Response(status=304, headers=headers)
-    return json_response(view_body(loaded, seat, **extra), 200, **headers)
+    if extra:  # a rematch announced: the view changed, not the version (view_json's key)
+        return json_response(view_body(loaded, seat, **extra), 200, **headers)
+    return json_response(view_json(loaded, seat), 200, **headers)
