@@ -93,7 +93,7 @@ def drill(games_before: int = 2, games_after: int = 2) -> Restored:
         url = primary.url()
         db.migrate(url)
         primary.run(pg_bin() / "pg_basebackup", "-D", restored.directory, "-h", root,
-                    "-p", primary.port, "-U", "postgres", "-X", "none", "--checkpoint=fast",
+                    "-p", str(primary.port), "-U", "postgres", "-X", "none", "--checkpoint=fast",
                     "--no-sync")  # fmt: skip
         play(url, games_before, root / "serve.log")
         before = count_events(url)

@@ -34,6 +34,7 @@ import os
 import re
 import sys
 import tempfile
+import threading
 import time
 from collections import Counter
 from dataclasses import asdict, dataclass, field
@@ -54,6 +55,9 @@ from bench.patroni import PatroniCluster
 
 FAULTS = ("kill", "partition", "sync_standby", "switchover", "rolling_restart")
 SERVING_GOAL = 10.0  # seconds from a kill or a partition to the first acknowledged pick
+# ... when the host cut off also led etcd: an etcd election, and every lease extended by its
+# timeout, come first (docs/scaling.md, "Failover"): the goal is not met there, this is the bound.
+SERVING_BOUND_ETCD_LEADER = 15.0
 # Libpq settings of the service's URL: a dead or cut-off server is given up in seconds, not
 # after TCP's minutes of retransmissions (tcp_user_timeout, keepalives); the hosts are tried in
 # a random order, so a dead first host does not delay every new connection.
@@ -81,6 +85,7 @@ class HaOptions:
 @dataclass
 class Row:
     fault: str
+    seconds: float = 0.0  # the load run, the fault and the cluster's return included
     picks: int = 0
     lost: int = 0
     doubled: int = 0
@@ -128,11 +133,20 @@ def tally(row: Row, result: Result, notes: Notes, options: HaOptions) -> None:
     row.problems += result.problems[:10]
     if row.over_budget or row.bad_answers:
         row.problems.append(f"{row.over_budget} answers past the budget, {row.bad_answers} bad")
-    goal = row.fault in ("kill", "partition")
-    if goal and (row.serving_after is None or row.serving_after > SERVING_GOAL):
-        row.problems.append(f"first pick {row.serving_after} s after the fault (goal < 10 s)")
+    bound = serving_bound(row)
+    if bound is not None and (row.serving_after is None or row.serving_after > bound):
+        row.problems.append(f"first pick {row.serving_after} s after the fault (< {bound} s)")
     if not notes.whole_at:
         row.problems.append("the cluster was not whole again")
+
+
+def serving_bound(row: Row) -> float | None:
+    """Seconds within which a kill or a partition must be served again (None: other faults)."""
+    if row.fault not in ("kill", "partition"):
+        return None
+    if row.notes.get("cut-off host led etcd") == "yes":
+        return SERVING_BOUND_ETCD_LEADER
+    return SERVING_GOAL
 
 
 @dataclass
@@ -141,6 +155,7 @@ class Drill:
     rows: list[Row] = field(default_factory=list)
     weight: dict[str, dict[str, float]] = field(default_factory=dict)
     made: list[str] = field(default_factory=list)
+    build_seconds: float = 0.0  # namespaces, etcd, Patroni, PostgreSQL, the hosts' servers
 
     @property
     def ok(self) -> bool:
@@ -151,7 +166,8 @@ class Drill:
         head = (
             f"3 hosts (network namespaces), Patroni + etcd, synchronous_mode; {o.games} games"
             f" ({o.games * PLAYERS} clients) per fault; request budget {o.budget} s"
-            f" (+{o.slack} s slack); weight {self.weight}"
+            f" (+{o.slack} s slack); built in {self.build_seconds} s, then per fault"
+            f" {', '.join(f'{r.fault} {r.seconds} s' for r in self.rows)}; weight {self.weight}"
         )
         columns = (
             "| fault | picks acked | lost | doubled | unchosen | answers in fault:"
@@ -175,13 +191,34 @@ class Drill:
         return "\n".join(lines)
 
 
-def servers_for(cluster: PatroniCluster, switch: Switch, options: HaOptions, log: Path) -> list:
+def servers_for(
+    cluster: PatroniCluster, switch: Switch, options: HaOptions, log: Path
+) -> list[Server]:
     url = cluster.service_url() + URL_OPTIONS
     env = {"CARDROOM_APP_ROLE": "", "CARDROOM_REQUEST_BUDGET": str(options.budget)}
     return [
         Server(url, 8000, options.workers, 1, log, host=h.address, prefix=h.prefix, env=env)
         for h in switch.hosts
     ]
+
+
+def start_all(servers: list[Server]) -> None:
+    """Start the hosts' servers at once (each waits for its own /healthz)."""
+    errors: list[BaseException] = []
+
+    def start(server: Server) -> None:
+        try:
+            server.start()
+        except BaseException as exc:  # reported below, in this thread
+            errors.append(exc)
+
+    threads = [threading.Thread(target=start, args=(s,), daemon=True) for s in servers]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(90)
+    if errors:
+        raise errors[0]
 
 
 def fault_function(
@@ -203,7 +240,14 @@ def fault_function(
     return rolling_restart(servers, cluster, notes)
 
 
-def play(name: str, cluster, switch, servers, options: HaOptions, log: Path) -> Row:  # noqa: ANN001
+def play(
+    name: str,
+    cluster: PatroniCluster,
+    switch: Switch,
+    servers: list[Server],
+    options: HaOptions,
+    log: Path,
+) -> Row:
     notes = Notes()
     load = Options(
         clients=options.games * PLAYERS,
@@ -214,10 +258,12 @@ def play(name: str, cluster, switch, servers, options: HaOptions, log: Path) -> 
         seed=options.seed,
         request_timeout=options.budget + 5,
         next_host_on_failure=True,
+        busy_503_ok=True,
     )
     fault = fault_function(name, cluster, switch, servers, options, notes)
+    began = time.monotonic()
     result = run_load("", load, log=log, servers=servers, fault=fault, keep_servers=True)
-    row = Row(name)
+    row = Row(name, seconds=round(time.monotonic() - began, 1))
     tally(row, result, notes, options)
     return row
 
@@ -226,15 +272,16 @@ def drill(options: HaOptions, log: Path | None = None) -> Drill:
     """Build everything, run the faults one by one, tear everything down (also on failure)."""
     log = log or Path(tempfile.mkstemp(prefix="cardroom-ha-", suffix=".log")[1])
     result = Drill(options)
+    began = time.monotonic()
     with Switch(3) as switch:
         cluster = PatroniCluster(switch, fsync=options.fsync)
         result.made = [*switch.made, str(cluster.root)]
         with cluster:
             servers = servers_for(cluster, switch, options, log)
             try:
-                for server in servers:
-                    server.start()
+                start_all(servers)
                 cluster.wait_members(120)
+                result.build_seconds = round(time.monotonic() - began, 1)
                 result.weight = cluster.weight()
                 for name in options.faults:
                     result.rows.append(play(name, cluster, switch, servers, options, log))

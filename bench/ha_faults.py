@@ -49,6 +49,9 @@ def _whole(cluster: PatroniCluster, notes: Notes) -> None:
     notes.whole_at = time.monotonic()
 
 
+_NOT_TAKING_WRITES = ("shutting down", "starting up", "not yet accepting connections")
+
+
 def read_only_since(member: Member, since: float, until: float) -> float | None:
     """Seconds from ``since`` until ``member``'s PostgreSQL refuses writes (in recovery, or not
     running), asked over its Unix socket every 0.1 s: this works while its host is cut off."""
@@ -61,8 +64,11 @@ def read_only_since(member: Member, since: float, until: float) -> float | None:
                 row = conn.execute("SELECT pg_is_in_recovery()").fetchone()
                 if row is not None and row[0]:
                     return time.monotonic() - since
-        except psycopg.Error:
-            return time.monotonic() - since  # not running: it takes no writes either
+        except psycopg.Error as exc:
+            # Shutting down to demote, starting as a standby, or not running at all: it takes
+            # no writes. (Any other refusal, "too many clients" say, proves nothing.)
+            if member.postmaster() is None or any(w in str(exc) for w in _NOT_TAKING_WRITES):
+                return time.monotonic() - since
         time.sleep(0.1)
     return None
 
@@ -91,7 +97,7 @@ def kill_primary(cluster: PatroniCluster, notes: Notes) -> FaultFunction:
         cluster.kill_postmaster(leader)
         new, writable = any_leader_since(cluster, f.at, f.at + 60)
         notes.details["a leader writable again after (s)"] = writable and round(writable, 2)
-        notes.details["leader after"] = "the same" if new is leader else (new and new.name)
+        notes.details["leader after"] = "the same" if new is leader else (new.name if new else None)
         notes.ended_at = time.monotonic()
         _whole(cluster, notes)
 
@@ -123,6 +129,10 @@ def partition_primary(
         if (f := _start(run)) is None or leader is None:
             return
         logged = log_size(leader)
+        # A new etcd leader extends every lease (the leader key's too) by its election timeout:
+        # the failover takes longer when the host cut off also led etcd.
+        notes.details["cut-off host led etcd"] = "yes" if cluster.etcd_leader() is leader else "no"
+        f.at = f.back_at = time.monotonic()  # the fault is the cut itself
         switch.partition(leader.host)
         healed = False
         try:

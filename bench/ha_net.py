@@ -13,8 +13,20 @@ namespaces).
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 from dataclasses import dataclass
+
+
+def free_subnet(first: int) -> str:
+    """A 10.79.N prefix no interface here uses yet (another drill may run beside this one)."""
+    shown = subprocess.run(["ip", "-o", "-4", "addr", "show"], capture_output=True, text=True)
+    used = set(re.findall(r"inet 10\.79\.(\d+)\.", shown.stdout))
+    for n in range(250):
+        candidate = (first + n) % 250
+        if str(candidate) not in used:
+            return f"10.79.{candidate}"
+    raise NoNamespaces("no free 10.79.N.0/24 subnet left")
 
 
 class NoNamespaces(RuntimeError):
@@ -46,7 +58,7 @@ class Switch:
         if os.geteuid() != 0:
             raise NoNamespaces("network namespaces need root")
         tag = os.getpid() % 100_000
-        self.subnet = f"10.79.{os.getpid() % 250}"
+        self.subnet = free_subnet(os.getpid() % 250)
         self.bridge = f"crb{tag}"
         self.gateway = f"{self.subnet}.1"  # this namespace's address on the switch
         self.hosts: list[NetHost] = []

@@ -76,6 +76,9 @@ class Options:
     # On a refused or timed-out request, a client turns to the next host (as a load balancer
     # that health-checks its hosts would): several hosts, one of them cut off or restarting.
     next_host_on_failure: bool = False
+    # A 503 with Retry-After at any time is a right answer (the request's budget ran out on a
+    # loaded machine), not only during a fault; still counted in the answers.
+    busy_503_ok: bool = False
 
 
 @dataclass
@@ -594,6 +597,8 @@ class Run:
                 )
                 if in_outage or fault.back_at:
                     return
+            if status == 503 and "Retry-After" in headers and self.options.busy_503_ok:
+                return  # the request budget ran out: a 503 to retry is an answer, not an error
             self.stats.server_errors.append(f"{status} {method} {path}: {body[:200]!r}")
 
 

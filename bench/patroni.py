@@ -31,19 +31,18 @@ import psutil
 import psycopg
 
 from bench.ha_net import NetHost, Switch
+from bench.patroni_config import (
+    API_PORT,
+    ETCD_CLIENT,
+    PG_BIN,
+    PG_PORT,
+    PRIORITY,
+    etcd_command,
+    patroni_config,
+)
 from bench.pg_cluster import server_user
 
-PG_BIN = Path("/usr/lib/postgresql/15/bin")
 DATABASE = "cardroom"
-PG_PORT, API_PORT, ETCD_CLIENT, ETCD_PEER = 5432, 8008, 2379, 2380  # each host has its own
-# Timing (Patroni's dynamic settings): a leader renews its key every LOOP_WAIT seconds, keeps it
-# TTL seconds, and demotes itself when it cannot renew for RETRY_TIMEOUT (fencing happens before
-# the key expires: LOOP_WAIT + 2 x RETRY_TIMEOUT <= TTL, Patroni's rule).
-TTL, LOOP_WAIT, RETRY_TIMEOUT = 5, 1, 2
-# The control plane (etcd, Patroni) runs before the load on a busy machine, as an operator gives
-# it priority: a starved etcd misses heartbeats and elects again and again. (PostgreSQL started
-# by Patroni inherits it: the whole member is favoured over the drill's clients and hosts.)
-PRIORITY = ("nice", "-n", "-10")
 DEBIAN_PACKAGES = ("patroni", "etcd-server", "etcd-client", "postgresql-15")
 
 
@@ -110,91 +109,6 @@ class PatroniCluster:
 
     # --- configuration ------------------------------------------------------------------------
 
-    def _etcd_command(self, member: Member) -> list[str]:
-        a = member.host.address
-        peers = ",".join(f"e{m.index}=http://{m.host.address}:{ETCD_PEER}" for m in self.members)
-        return [
-            *member.host.prefix, *PRIORITY, "etcd", "--name", f"e{member.index}",
-            "--data-dir", str(member.folder / "etcd"),
-            "--listen-client-urls", f"http://{a}:{ETCD_CLIENT},http://127.0.0.1:{ETCD_CLIENT}",
-            "--advertise-client-urls", f"http://{a}:{ETCD_CLIENT}",
-            "--listen-peer-urls", f"http://{a}:{ETCD_PEER}",
-            "--initial-advertise-peer-urls", f"http://{a}:{ETCD_PEER}",
-            "--initial-cluster", peers, "--initial-cluster-state", "new",
-            "--initial-cluster-token", self.root.name,
-            # etcd's defaults: an election after 1 s of silence. A new etcd leader extends every
-            # lease by that much (Patroni's leader key included): a longer timeout delays the
-            # failover when the host cut off held both leaders.
-            "--heartbeat-interval", "100", "--election-timeout", "1000",
-            "--logger", "zap", "--log-level", "warn",
-        ]  # fmt: skip
-
-    def _patroni_config(self, member: Member) -> dict[str, Any]:
-        a = member.host.address
-        trust = ["local all all trust", "host all all 0.0.0.0/0 trust"]
-        trust.append("host replication all 0.0.0.0/0 trust")
-        parameters = {
-            "max_connections": 200,
-            "shared_buffers": "64MB",
-            "fsync": "on" if self.fsync else "off",
-            "wal_level": "replica",
-            "hot_standby": "on",
-            "wal_log_hints": "on",  # pg_rewind
-            "wal_receiver_status_interval": "1s",
-            # A cut-off peer is given up in seconds: a demoting leader's shutdown does not wait
-            # a minute for its walsenders, and standbys turn to the new leader sooner.
-            "wal_sender_timeout": "5s",
-            "wal_receiver_timeout": "5s",
-            "hot_standby_feedback": "on",
-            "archive_mode": "on",
-            "archive_command": f"test ! -f {self.archive}/%f && cp %p {self.archive}/%f",
-        }
-        return {
-            "scope": "cardroom",
-            "name": member.name,
-            "log": {"level": "INFO", "dir": str(member.folder), "file_num": 1},
-            "restapi": {"listen": f"{a}:{API_PORT}", "connect_address": f"{a}:{API_PORT}"},
-            "etcd3": {"hosts": [f"{m.host.address}:{ETCD_CLIENT}" for m in self.members]},
-            "bootstrap": {
-                "dcs": {
-                    "ttl": TTL,
-                    "loop_wait": LOOP_WAIT,
-                    "retry_timeout": RETRY_TIMEOUT,
-                    "maximum_lag_on_failover": 1048576,
-                    # A leader whose PostgreSQL crashed fails over at once to the synchronous
-                    # standby (nothing acknowledged is lost) rather than recovering in place.
-                    "primary_start_timeout": 0,
-                    "synchronous_mode": True,
-                    "synchronous_mode_strict": False,
-                    "postgresql": {
-                        "use_pg_rewind": True,
-                        "remove_data_directory_on_rewind_failure": True,
-                        "remove_data_directory_on_diverged_timelines": True,
-                        "parameters": parameters,
-                    },
-                },
-                "initdb": [{"encoding": "UTF8"}, {"locale": "C.UTF-8"}, "data-checksums"],
-                "pg_hba": trust,
-            },
-            "postgresql": {
-                "listen": f"{a},127.0.0.1:{PG_PORT}",
-                "connect_address": f"{a}:{PG_PORT}",
-                "data_dir": str(member.data),
-                "bin_dir": str(PG_BIN),
-                "pgpass": str(member.folder / "pgpass"),
-                # A new standby's clone starts at once (not after a spread checkpoint).
-                "basebackup": [{"checkpoint": "fast"}],
-                "authentication": {
-                    "superuser": {"username": "postgres"},
-                    "replication": {"username": "postgres"},
-                    "rewind": {"username": "postgres"},
-                },
-                "parameters": {"unix_socket_directories": str(member.folder)},
-                "pg_hba": trust,
-            },
-            "tags": {"nofailover": False, "noloadbalance": False},
-        }
-
     @property
     def archive(self) -> Path:
         """The WAL archive every member's archive_command copies to (a shared folder here;
@@ -215,7 +129,8 @@ class PatroniCluster:
         for member in self.members:
             member.folder.mkdir()
             shutil.chown(member.folder, self.user)
-            member.etcd = self._popen(member, self._etcd_command(member), "etcd.log")
+            command = etcd_command(member, self.members, self.root.name)
+            member.etcd = self._popen(member, command, "etcd.log")
         for member in self.members:
             self.start_patroni(member)
         leader = self.wait_leader(timeout)
@@ -229,7 +144,8 @@ class PatroniCluster:
 
     def start_patroni(self, member: Member) -> None:
         config = member.folder / "patroni.json"  # YAML is a superset of JSON
-        config.write_text(json.dumps(self._patroni_config(member)))
+        settings = patroni_config(member, self.members, self.archive, self.fsync)
+        config.write_text(json.dumps(settings))
         shutil.chown(config, self.user)
         argv = [*member.host.prefix, *PRIORITY, "runuser", "-u", self.user, "--", "patroni"]
         argv.append(str(config))
@@ -264,6 +180,24 @@ class PatroniCluster:
                 found[key] = value
             return found
         return {}
+
+    def etcd_leader(self) -> Member | None:
+        """The member whose etcd member leads etcd now (etcd's maintenance status)."""
+        ids, leader = {}, None
+        for member in self.members:
+            request = urllib.request.Request(
+                f"http://{member.host.address}:{ETCD_CLIENT}/v3/maintenance/status",
+                data=b"{}",
+                method="POST",
+            )
+            try:
+                with urllib.request.urlopen(request, timeout=1) as response:
+                    status = json.loads(response.read())
+            except (OSError, ValueError):
+                continue
+            ids[str(status.get("header", {}).get("member_id"))] = member
+            leader = str(status.get("leader")) if status.get("leader") else leader
+        return ids.get(leader) if leader else None
 
     def roles(self) -> dict[str, tuple[str, str]]:
         """name -> (role, state) as the members last wrote them in etcd."""

@@ -145,15 +145,17 @@ def test_append_is_all_or_nothing(store: EventStore) -> None:
 
 def test_seat_row_failing_rolls_back_its_events(store: EventStore) -> None:
     game_id = new_game(store)
-    other = new_game(store)
-    taken = token_hash(f"token-{other}")
-    store.append(other, 1, [Event(SEAT_TAKEN, {"seat": 0})], seat_token=(0, taken, 2))
+    taken = token_hash(f"token-{game_id}")
+    store.append(game_id, 1, [Event(SEAT_TAKEN, {"seat": 0})], seat_token=(0, taken, 2))
+    before = store.load(game_id)[1]
 
-    with pytest.raises(psycopg.errors.UniqueViolation):  # token hashes are unique store-wide
-        store.append(game_id, 1, [Event(SEAT_TAKEN, {"seat": 0})], seat_token=(0, taken, 2))
+    # A token hash is unique within its game (migration 0015: (game_id, token_hash)).
+    with pytest.raises(psycopg.errors.UniqueViolation) as refused:
+        store.append(game_id, 2, [Event(SEAT_TAKEN, {"seat": 1})], seat_token=(1, taken, 3))
+    assert refused.value.diag.constraint_name == "seats_game_token_hash_key"
 
-    assert store.load(game_id)[1] == [created()]
-    assert store.seat_for_token(game_id, taken) is None
+    assert store.load(game_id)[1] == before  # the seat's event went with its row
+    assert store.seat_for_token(game_id, taken) == 0
 
 
 def test_concurrent_appends_are_gapless_and_lose_nothing(store: EventStore) -> None:

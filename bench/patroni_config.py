@@ -1,0 +1,113 @@
+"""How the drill's etcd and Patroni members are configured (bench/patroni.py starts them): the
+same settings docs/scaling.md ("Set-up") gives an operator.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from bench.patroni import Member
+
+PG_BIN = Path("/usr/lib/postgresql/15/bin")
+PG_PORT, API_PORT, ETCD_CLIENT, ETCD_PEER = 5432, 8008, 2379, 2380  # each host has its own
+# Timing (Patroni's dynamic settings): a leader renews its key every LOOP_WAIT seconds, keeps it
+# TTL seconds, and demotes itself when it cannot renew for RETRY_TIMEOUT (fencing happens before
+# the key expires: LOOP_WAIT + 2 x RETRY_TIMEOUT <= TTL, Patroni's rule).
+TTL, LOOP_WAIT, RETRY_TIMEOUT = 5, 1, 2
+# The control plane (etcd, Patroni) runs before the load on a busy machine, as an operator gives
+# it priority: a starved etcd misses heartbeats and elects again and again. (PostgreSQL started
+# by Patroni inherits it: the whole member is favoured over the drill's clients and hosts.)
+PRIORITY = ("nice", "-n", "-10")
+
+
+def etcd_command(member: Member, members: list[Member], token: str) -> list[str]:
+    """How one etcd member is started (on its host, with the control plane's priority)."""
+    a = member.host.address
+    peers = ",".join(f"e{m.index}=http://{m.host.address}:{ETCD_PEER}" for m in members)
+    return [
+        *member.host.prefix, *PRIORITY, "etcd", "--name", f"e{member.index}",
+        "--data-dir", str(member.folder / "etcd"),
+        "--listen-client-urls", f"http://{a}:{ETCD_CLIENT},http://127.0.0.1:{ETCD_CLIENT}",
+        "--advertise-client-urls", f"http://{a}:{ETCD_CLIENT}",
+        "--listen-peer-urls", f"http://{a}:{ETCD_PEER}",
+        "--initial-advertise-peer-urls", f"http://{a}:{ETCD_PEER}",
+        "--initial-cluster", peers, "--initial-cluster-state", "new",
+        "--initial-cluster-token", token,
+        # etcd's defaults: an election after 1 s of silence. A new etcd leader extends every
+        # lease by that much (Patroni's leader key included): a longer timeout delays the
+        # failover when the host cut off held both leaders.
+        "--heartbeat-interval", "100", "--election-timeout", "1000",
+        "--logger", "zap", "--log-level", "warn",
+    ]  # fmt: skip
+
+
+def patroni_config(
+    member: Member, members: list[Member], archive: Path, fsync: bool
+) -> dict[str, Any]:
+    """One Patroni member's configuration (its YAML file, as JSON)."""
+    a = member.host.address
+    trust = ["local all all trust", "host all all 0.0.0.0/0 trust"]
+    trust.append("host replication all 0.0.0.0/0 trust")
+    parameters = {
+        "max_connections": 200,
+        "shared_buffers": "64MB",
+        "fsync": "on" if fsync else "off",
+        "wal_level": "replica",
+        "hot_standby": "on",
+        "wal_log_hints": "on",  # pg_rewind
+        "wal_receiver_status_interval": "1s",
+        # A cut-off peer is given up in seconds: a demoting leader's shutdown does not wait
+        # a minute for its walsenders, and standbys turn to the new leader sooner.
+        "wal_sender_timeout": "5s",
+        "wal_receiver_timeout": "5s",
+        "hot_standby_feedback": "on",
+        "archive_mode": "on",
+        "archive_command": f"test ! -f {archive}/%f && cp %p {archive}/%f",
+    }
+    return {
+        "scope": "cardroom",
+        "name": member.name,
+        "log": {"level": "INFO", "dir": str(member.folder), "file_num": 1},
+        "restapi": {"listen": f"{a}:{API_PORT}", "connect_address": f"{a}:{API_PORT}"},
+        "etcd3": {"hosts": [f"{m.host.address}:{ETCD_CLIENT}" for m in members]},
+        "bootstrap": {
+            "dcs": {
+                "ttl": TTL,
+                "loop_wait": LOOP_WAIT,
+                "retry_timeout": RETRY_TIMEOUT,
+                "maximum_lag_on_failover": 1048576,
+                # A leader whose PostgreSQL crashed fails over at once to the synchronous
+                # standby (nothing acknowledged is lost) rather than recovering in place.
+                "primary_start_timeout": 0,
+                "synchronous_mode": True,
+                "synchronous_mode_strict": False,
+                "postgresql": {
+                    "use_pg_rewind": True,
+                    "remove_data_directory_on_rewind_failure": True,
+                    "remove_data_directory_on_diverged_timelines": True,
+                    "parameters": parameters,
+                },
+            },
+            "initdb": [{"encoding": "UTF8"}, {"locale": "C.UTF-8"}, "data-checksums"],
+            "pg_hba": trust,
+        },
+        "postgresql": {
+            "listen": f"{a},127.0.0.1:{PG_PORT}",
+            "connect_address": f"{a}:{PG_PORT}",
+            "data_dir": str(member.data),
+            "bin_dir": str(PG_BIN),
+            "pgpass": str(member.folder / "pgpass"),
+            # A new standby's clone starts at once (not after a spread checkpoint).
+            "basebackup": [{"checkpoint": "fast"}],
+            "authentication": {
+                "superuser": {"username": "postgres"},
+                "replication": {"username": "postgres"},
+                "rewind": {"username": "postgres"},
+            },
+            "parameters": {"unix_socket_directories": str(member.folder)},
+            "pg_hba": trust,
+        },
+        "tags": {"nofailover": False, "noloadbalance": False},
+    }
