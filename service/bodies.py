@@ -31,9 +31,10 @@ GAME_KIND: list[Callable[[Any], Any]] = [validate.Length(min=1, max=40), plain_t
 NAME: list[Callable[[Any], Any]] = [validate.Length(max=128)]
 NAME_DESCRIPTION = (
     "NFC-normalised and stripped of surrounding spaces, then 1–32 visible characters with no"
-    " control, format (direction overrides, zero-width), separator or invisible characters"
-    " (else `422 invalid_name`, `details.reason` says why); two seats of a game cannot have"
-    " names that look alike (`409 name_taken`)."
+    " control, format (direction overrides, zero-width), separator or invisible characters,"
+    " in one script or a mix Unicode UTS #39 allows (else `422 invalid_name`, `details.reason`"
+    " says why); two seats of a game cannot have names that look alike, by UTS #39's confusable"
+    " skeletons (`409 name_taken`)."
 )
 TURN_SECONDS = (5, 3600)  # the turn clock's bounds: tests inject "now" rather than wait
 

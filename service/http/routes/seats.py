@@ -54,11 +54,12 @@ def join_game(game_id: str) -> Response:
         **Names.** The name is NFC-normalised and stripped of surrounding spaces (the answer's
         `name` is the name as recorded), then must have 1–32 visible characters and no
         control, format (direction overrides, zero-width spaces), line/paragraph separator or
-        invisible characters (`422 invalid_name`; `details.reason` is one of `control`,
+        invisible characters, and letters of one script or of a mix Unicode UTS #39's highly
+        restrictive profile allows (`422 invalid_name`; `details.reason` is one of `control`,
         `format`, `separator`, `invisible`, `not_text`, `too_many_marks`, `blank`,
-        `too_long`). A name that looks like another seat's (bots' included) once case, width
-        and compatibility forms are folded and a few look-alike letters (Cyrillic `а`, Greek
-        `ο`, `0` for `o`, `1` for `l`) are mapped is `409 name_taken` (`details.seat`).
+        `too_long`, `mixed_scripts`). A name whose UTS #39 confusable skeleton (as written or
+        case-folded) is another seat's (bots' included) is `409 name_taken` (`details.seat`):
+        Cyrillic `а`, Greek `ο`, `0` for `O`, `1` and `I` for `l`.
 
         **Private games** need `invitation`: the invitation from the answer that created the
         game (`403 invitation_required` without it, `invalid_invitation` for another one or a
