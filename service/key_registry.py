@@ -128,7 +128,12 @@ def prepare(url: str) -> bool:
         found = problems(ring, rows)
         if found:
             raise mismatch(keys.source(), found)
-        record(conn, ring)
+        if {kid for kid, *_ in ring.records()} - {row.kid for row in rows}:
+            # Not behind a synchronous standby: a host must start while one is missing (its
+            # requests then answer 503 within their budget, issue 27). A row lost in a failover
+            # is recorded again by the next start; the keys themselves are in the keys file.
+            conn.execute("SET LOCAL synchronous_commit = local")
+            record(conn, ring)
     return True
 
 
