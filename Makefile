@@ -9,7 +9,7 @@ STAMP     := $(VENV)/.installed-stamp
 HOST   ?= 127.0.0.1
 PORT   ?= 8000
 
-.PHONY: run test lint bench migrate clean chromium openapi lock python
+.PHONY: run test lint bench migrate clean chromium redis openapi lock python
 
 # Python 3.11 or newer, under whatever name PYTHON gives (python3 by default).
 python:
@@ -49,6 +49,7 @@ migrate: $(RUN_STAMP)
 # (CI=true) they fail instead, so CI cannot pass without them.
 test: $(STAMP)
 	-@$(MAKE) --no-print-directory chromium 2>/dev/null
+	-@$(MAKE) --no-print-directory redis 2>/dev/null
 	$(PY) -m pytest -n auto tests
 
 # The web page's browser tests (tests/test_web_*.py) drive Debian's chromium through Playwright;
@@ -59,6 +60,15 @@ chromium:
 	    { apt-get install -y --no-install-recommends chromium || \
 	      { apt-get update && apt-get install -y --no-install-recommends chromium; }; }; } || \
 	  { echo "The browser tests need Chromium: apt-get install chromium, or set CARDROOM_CHROMIUM" >&2; exit 1; }
+
+# The shared rate limits' tests start their own redis-server (tests/redis_support.py), as
+# operators run it. As root on Debian, install it if missing.
+redis:
+	@command -v redis-server >/dev/null || \
+	  { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && \
+	    { apt-get install -y --no-install-recommends redis-server || \
+	      { apt-get update && apt-get install -y --no-install-recommends redis-server; }; }; } || \
+	  { echo "The rate limits' tests need redis-server: apt-get install redis-server" >&2; exit 1; }
 
 # The contract is generated from the routes and the marshmallow schemas (service/http/contract.py).
 openapi: $(STAMP)
