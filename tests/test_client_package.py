@@ -10,6 +10,7 @@ import json
 import subprocess
 import sys
 import threading
+import time
 import uuid
 import zipfile
 from collections.abc import Iterator
@@ -304,6 +305,11 @@ def test_events_resume_where_each_stream_ended(short_streams: Served) -> None:
                 target=lambda: versions.extend(e.version for e in spectator.game(game.id).events())
             )
             follower.start()
+            # Bots may play a whole game within one stream's second: let the spectator resume
+            # twice first (bounded), so resuming is exercised however fast the machine is.
+            deadline = time.monotonic() + 30
+            while len([a for a in opened if a]) < 2 and time.monotonic() < deadline:
+                time.sleep(0.05)
             play_in_threads(seats)
             follower.join(60)
         assert not follower.is_alive()

@@ -273,7 +273,8 @@ def test_the_replay_says_on_a_wasabi_and_when_a_wasabi_was_declined(
         line = page.locator("#provenance li", has_text=f"picked at version {card['picked']}")
         zoch_name = {"squid_nigiri": "Tuna nigiri"}.get(card["card"], NAMES[card["card"]])
         expect(line.first).to_contain_text(zoch_name)  # the edition's own name
-        expect(line.first).to_contain_text(f"{card['points']} pts")
+        points = card["points"]
+        expect(line.first).to_contain_text(f"{points} pt" if points == 1 else f"{points} pts")
         expect(line.first).to_contain_text(said)
     screenshot(page, "replay-4-wasabi")
 
