@@ -23,6 +23,7 @@ from domain.sequence import SEQUENCE
 from domain.sequence.randomplay import play_random_game as random_sequence
 from domain.sushigo import SUSHI_GO
 from domain.sushigo.randomplay import play_random_game as random_sushi_go
+from service.games.sushigo.schemas import SushiGoMove
 
 # PettingZoo's api_test warns about any Dict observation (as its own classic games have).
 pytestmark = pytest.mark.filterwarnings("ignore:Observation:UserWarning")
@@ -194,3 +195,28 @@ def test_the_legal_pick_shortcuts_give_what_the_long_way_gives() -> None:
         zoch, free, chopsticks, dummy = flags
         expected = sushi.enumerate_picks(hand, zoch, free, chopsticks, dummy)
         assert sorted(sushi.legal_picks(hand, zoch, free, chopsticks, dummy)) == sorted(expected)
+
+
+def test_every_offered_zoch_pick_is_a_move_the_service_accepts() -> None:
+    """Each action the mask offers, sent as the client sends it, passes the service's move
+    schema: a ``use_wasabi`` of ``true`` only for a nigiri (S8/S9), and it round-trips through
+    ``encode_pick`` (CI once saw a chopsticks pick of maki then a declined nigiri refused)."""
+    schema = SushiGoMove()
+    env = sushi_go_env(4, edition="zoch", pass_direction="alternate")
+    seen_declines = 0
+    for seed in range(4):
+        env.reset(seed=seed)
+        rng = random.Random(seed)
+        for agent in env.agent_iter():
+            if env.terminations[agent]:
+                env.step(None)
+                continue
+            view = env.view(agent)
+            actions = env.legal_actions(agent)
+            for action in actions:
+                body = sushi.to_move(view, action).to_json()
+                schema.load(body)  # raises ValidationError if the service would refuse it
+                assert sushi.encode_pick(body["cards"], None, body.get("use_wasabi")) == action
+                seen_declines += "use_wasabi" in body
+            env.step(rng.choice(actions))
+    assert seen_declines > 10  # the declining picks were among those checked

@@ -80,7 +80,9 @@ def encode_pick(
         return SINGLE[cards[0]]  # the most frequent pick
     second = INDEX[cards[1]] + 1 if len(cards) == 2 else 0
     dummy = INDEX[dummy_card] + 1 if dummy_card is not None else 0
-    declines = sum(1 << at for at, used in enumerate(use_wasabi or ()) if not used)
+    declines = sum(
+        1 << at for at, used in enumerate(use_wasabi or ()) if not used and cards[at] in NIGIRI
+    )  # only a nigiri can decline a wasabi (S9): a false for any other card says nothing
     return encode_action(INDEX[cards[0]], second, dummy, declines)
 
 
@@ -96,9 +98,14 @@ def _decoded(action: int) -> tuple[tuple[SushiGoCard, ...], SushiGoCard | None, 
 def decode(
     action: int,
 ) -> tuple[tuple[SushiGoCard, ...], SushiGoCard | None, tuple[bool, ...] | None]:
-    """The cards, dummy card and use_wasabi an action stands for."""
+    """The cards, dummy card and use_wasabi an action stands for (``true`` only for a nigiri:
+    the service refuses it for any other card, S8/S9)."""
     cards, dummy, declines = _decoded(int(action))
-    wasabi = None if not declines else tuple(not declines >> i & 1 for i in range(len(cards)))
+    wasabi = (
+        None
+        if not declines
+        else tuple(card in NIGIRI and not declines >> i & 1 for i, card in enumerate(cards))
+    )
     return cards, dummy, wasabi
 
 
