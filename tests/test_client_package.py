@@ -388,6 +388,19 @@ def test_a_finished_games_rematch_is_followed_and_taken(served: Served) -> None:
         # Resumed after the end: the rematch is all there is, then the iterator ends.
         after_end = list(client.game(game.id).events(after=final.version))
         assert [(e.type, e.data["game_id"]) for e in after_end] == [("rematch", again.id)]
+        # The same while every stream this address may open is taken: by the long poll's view.
+        waiting = client.create_game("sushi-go", 3)
+        with ExitStack() as held, httpx.Client(base_url=served.url, timeout=30) as http:
+            for _ in range(STREAMS_PER_ADDRESS):
+                stream = held.enter_context(http.stream("GET", f"{waiting.path}/stream"))
+                assert stream.status_code == 200
+            opened: list[int] = []
+            hooks = {"response": [lambda r: opened.append(r.status_code)]}
+            polled = httpx.Client(base_url=served.url, event_hooks=hooks)
+            with Client(served.url, http=polled) as follower:
+                by_poll = list(follower.game(game.id).events(after=final.version))
+            assert opened[:2] == [429, 429]  # the stream, then the long poll: refused
+            assert [(e.type, e.data["game_id"]) for e in by_poll] == [("rematch", again.id)]
         # Without follow_rematch, reading from the start stops at the game's end.
         assert list(game.events())[-1].type == "game_ended"
         assert game.view().raw["rematch"]["game_id"] == again.id

@@ -159,7 +159,7 @@ def _open(
 def _poll(client: Client, path: str, token: str | None, last: int, wait: float) -> Iterator[Event]:
     """The events after ``last`` for the next ``wait`` seconds (the stream's Retry-After),
     followed by the long poll; when the long poll is refused too, the wait is slept out and
-    the events read once at its end."""
+    the events and the view (a finished game's rematch) read once at its end."""
     deadline = time.monotonic() + wait
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     while (remaining := deadline - time.monotonic()) > 0:
@@ -172,10 +172,11 @@ def _poll(client: Client, path: str, token: str | None, last: int, wait: float) 
         if refused:
             pause = retry_after(answer) if answer is not None else 1.0
             client.sleep(max(0.0, min(pause, deadline - time.monotonic())))
+            answer = _view_now(client, path, headers)  # a finished game's rematch is in it
         for event in _page(client, path, headers, last):
             last = event.version
             yield event
-        if answer is None or refused:
+        if answer is None:
             continue
         view = answer.json()
         if view.get("status") in ("over", "cancelled") and view.get("version", 0) <= last:
@@ -185,6 +186,15 @@ def _poll(client: Client, path: str, token: str | None, last: int, wait: float) 
                 return
             # A finished game answers the long poll at once: pause instead of asking again.
             client.sleep(max(0.0, min(OVER_PAUSE, deadline - time.monotonic())))
+
+
+def _view_now(client: Client, path: str, headers: dict[str, str]) -> httpx.Response | None:
+    """The view as it is, without waiting (no place among the address's long polls needed)."""
+    try:
+        answer = client.http.get(path, headers=headers)
+    except httpx.TransportError:
+        return None
+    return answer if answer.status_code == 200 else None
 
 
 def _page(client: Client, path: str, headers: dict[str, str], last: int) -> list[Event]:
