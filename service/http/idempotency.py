@@ -30,9 +30,11 @@ the client's binding, and that binding only as an HMAC keyed by the key.
 from __future__ import annotations
 
 import atexit
+import functools
 import hashlib
 import hmac
 import logging
+import operator
 import os
 import re
 import threading
@@ -106,20 +108,25 @@ def random_enough(key: str) -> bool:
 
 def _patterned(text: str, order: str) -> bool:
     """Runs of 9+ equal characters or of 9+ consecutive ones in ``order`` (either way), or a
-    block of up to 8 characters repeated over more than half the text."""
-    rank = [order.index(c) for c in text]
-    equal = up = down = 1
-    for before, now in zip(rank, rank[1:], strict=False):
-        equal = equal + 1 if now == before else 1
-        up = up + 1 if now == before + 1 else 1
-        down = down + 1 if now == before - 1 else 1
-        if max(equal, up, down) > LONGEST_RUN:
-            return True
+    block of up to 8 characters repeated over more than half the text. (Searched for in C:
+    substrings and ``map``; a loop over the characters cost a keyed request 20 us.)"""
+    if _EQUAL_RUN.search(text) or any(run in text for run in _sequences(order)):
+        return True
     for period in range(2, 9):
-        same = sum(a == b for a, b in zip(text, text[period:], strict=False))
+        same = sum(map(operator.eq, text, text[period:]))
         if same * 2 > len(text) - period:
             return True
     return False
+
+
+_EQUAL_RUN = re.compile(r"(.)\1{" + str(LONGEST_RUN) + "}", re.DOTALL)
+
+
+@functools.cache
+def _sequences(order: str) -> tuple[str, ...]:
+    """Every run of ``LONGEST_RUN + 1`` consecutive characters of ``order``, up and down."""
+    n = LONGEST_RUN + 1
+    return tuple(o[i : i + n] for o in (order, order[::-1]) for i in range(len(order) - n + 1))
 
 
 def _class_of(character: str) -> str:
