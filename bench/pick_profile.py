@@ -1,11 +1,12 @@
 """Where a pick's CPU goes, in-process: the Flask test client on a real PostgreSQL database.
 
-``python -m bench.pick_profile [--games G] [--profile] [--top N]`` creates a scratch database
-on the server ``DATABASE_URL`` names (else the embedded one), plays G whole 4-player Sushi Go!
-games through the app's test client (every seat reads its view, then picks its first card) and
-prints this process's CPU time per pick and per ``GET /livez`` (the generic part of a request,
-measured in the same run): their difference is what is specific to a pick. ``--profile``
-adds cProfile's functions by cumulative CPU time, over the picks alone.
+``python -m bench.pick_profile [--games G] [--profile] [--top N] [--keyed]`` creates a scratch
+database on the server ``DATABASE_URL`` names (else the embedded one), plays G whole 4-player
+Sushi Go! games through the app's test client (every seat reads its view, then picks its first
+card) and prints this process's CPU time per pick and per ``GET /livez`` (the generic part of a
+request, measured in the same run): their difference is what is specific to a pick.
+``--profile`` adds cProfile's functions by cumulative CPU time, over the picks alone;
+``--keyed`` sends each pick with an ``Idempotency-Key``.
 
 In-process, so no gunicorn and no HTTP parsing: ``bench.request_cpu`` gives the server's figure.
 """
@@ -17,6 +18,7 @@ import cProfile
 import pstats
 import secrets
 import time
+import uuid
 from typing import Any
 
 from service.store import db
@@ -24,8 +26,16 @@ from service.store import db
 PLAYERS = 4
 
 
-def _call(client: Any, method: str, path: str, body: Any = None, token: str | None = None) -> Any:
+def _call(
+    client: Any,
+    method: str,
+    path: str,
+    body: Any = None,
+    token: str | None = None,
+    extra: dict[str, str] | None = None,
+) -> Any:
     headers = {"Authorization": f"Bearer {token}"} if token else {}
+    headers.update(extra or {})
     response = client.open(path, method=method, json=body, headers=headers)
     assert response.status_code < 400, (path, response.status_code, response.get_data())
     return response
@@ -40,9 +50,12 @@ def _new_game(client: Any) -> tuple[str, list[str]]:
     return game, tokens
 
 
-def picks(client: Any, games: int, profiler: cProfile.Profile | None) -> tuple[float, float, int]:
+def picks(
+    client: Any, games: int, profiler: cProfile.Profile | None, keyed: bool = False
+) -> tuple[float, float, int]:
     """CPU seconds spent in the picks of ``games`` whole games (by the whole process, and by
-    the requests' thread alone), and how many picks."""
+    the requests' thread alone), and how many picks; ``keyed``: each with an
+    ``Idempotency-Key``, as the client guide tells clients."""
     spent, own, count = 0.0, 0.0, 0
     for _ in range(games):
         game, tokens = _new_game(client)
@@ -53,10 +66,11 @@ def picks(client: Any, games: int, profiler: cProfile.Profile | None) -> tuple[f
             for seat, view in enumerate(views):
                 body = {"round": view["round"], "turn": view["turn"]}
                 body["cards"] = view["you"]["hand"][:1]
+                extra = {"Idempotency-Key": str(uuid.uuid4())} if keyed else None
                 before, thread_before = time.process_time(), time.thread_time()
                 if profiler is not None:
                     profiler.enable()
-                _call(client, "POST", f"{game}/moves", body, tokens[seat])
+                _call(client, "POST", f"{game}/moves", body, tokens[seat], extra)
                 if profiler is not None:
                     profiler.disable()
                 spent += time.process_time() - before
@@ -73,7 +87,7 @@ def livez(client: Any, count: int) -> float:
     return (time.process_time() - before) / count
 
 
-def run(games: int, profile: bool, top: int) -> None:
+def run(games: int, profile: bool, top: int, keyed: bool = False) -> None:
     from service.http.app import create_app
 
     admin = db.database_url()
@@ -84,9 +98,9 @@ def run(games: int, profile: bool, top: int) -> None:
         pool = db.make_pool(url)
         try:
             client = create_app(pool=pool).test_client()
-            picks(client, 1, None)  # warm up: imports, caches, prepared statements
+            picks(client, 1, None, keyed)  # warm up: imports, caches, prepared statements
             profiler = cProfile.Profile(time.process_time) if profile else None
-            spent, own, count = picks(client, games, profiler)
+            spent, own, count = picks(client, games, profiler, keyed)
             per_livez = livez(client, 500)
             per_pick = spent / count
             print(f"pick   {per_pick * 1e3:6.3f} ms CPU ({count} picks)")
@@ -108,8 +122,9 @@ def main() -> None:
     parser.add_argument("--games", type=int, default=5)
     parser.add_argument("--profile", action="store_true")
     parser.add_argument("--top", type=int, default=60)
+    parser.add_argument("--keyed", action="store_true", help="picks with an Idempotency-Key")
     args = parser.parse_args()
-    run(args.games, args.profile, args.top)
+    run(args.games, args.profile, args.top, args.keyed)
 
 
 if __name__ == "__main__":

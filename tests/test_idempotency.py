@@ -400,6 +400,29 @@ def test_a_copy_that_waits_too_long_gets_409(
         expect_status(client.post("/games", body, headers=key), 201)
 
 
+def test_a_lookup_refused_under_the_lock_releases_it(
+    pool: ConnectionPool, owner_connection: psycopg.Connection[Any]
+) -> None:
+    """The lock and the record's lookup go in one round trip: when the lookup fails after the
+    lock was granted (here it waits past the lock timeout for a table locked elsewhere), the
+    answer is 503 and no lock stays held on a pooled connection."""
+    app = create_app(pool=pool, config={"IDEMPOTENCY_LOCK_TIMEOUT": 0.2})
+    key, body = new_key(), {"game": "sushi-go", "players": 2}
+    held = (
+        "SELECT count(*) FROM pg_locks JOIN pg_stat_activity USING (pid)"
+        " WHERE locktype = 'advisory' AND application_name = 'cardroom-idempotency'"
+    )
+    with serve(app) as url, ApiClient(url) as client:
+        with owner_connection.transaction():
+            owner_connection.execute("LOCK TABLE idempotency_keys IN ACCESS EXCLUSIVE MODE")
+            refused = client.post("/games", body, headers=key)
+        expect_problem(refused, 503, "database_unavailable")
+        assert owner_connection.execute(held).fetchone() == (0,)
+        created = client.post("/games", body, headers=key)
+        expect_status(created, 201)
+        assert REPLAYED not in created.headers
+
+
 def test_the_table_holds_neither_keys_nor_tokens_in_clear(
     api: ApiClient, owner_connection: psycopg.Connection[Any]
 ) -> None:

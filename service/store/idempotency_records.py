@@ -68,12 +68,19 @@ class Stored:
     binding: bytes | None = None  # None: written before migration 0014
 
 
+# The record of (scope, key), if any: request_hash, game_id, version, secret, expired, binding.
+FIND = (
+    "SELECT request_hash, game_id, version, secret, expires_at <= now(), binding"
+    " FROM idempotency_keys WHERE scope = %s AND key = %s"
+)
+
+
 def find(conn: psycopg.Connection[Any], scope: str, key_hash: str) -> Stored | None:
-    row = conn.execute(
-        "SELECT request_hash, game_id, version, secret, expires_at <= now(), binding"
-        " FROM idempotency_keys WHERE scope = %s AND key = %s",
-        (scope, key_hash),
-    ).fetchone()
+    return stored(conn.execute(FIND, (scope, key_hash)).fetchone())
+
+
+def stored(row: Any) -> Stored | None:
+    """The record of a row of :data:`FIND`, or None without one."""
     if row is None:
         return None
     request_hash, game_id, version, secret, expired, binding = row
