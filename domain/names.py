@@ -177,9 +177,10 @@ def looks(name: str, rule: int = 1) -> frozenset[str]:
 
 def check_unlike(name: str, taken: Iterable[tuple[int, str]], rule: int = 1) -> None:
     """``name_taken`` if a seat of ``taken`` (seat, name) has a name that looks like ``name``."""
-    mine = looks(name, rule)
+    mine: frozenset[str] | None = None  # the first seat has nothing to compare
     for seat, other in taken:
-        if looks(other, rule) & mine:
+        mine = mine or looks(name, rule)
+        if not mine.isdisjoint(looks(other, rule)):
             raise conflict(
                 "name_taken",
                 f"seat {seat} is already called {other!r}, which looks the same as this name;"

@@ -12,7 +12,7 @@ from api_client import ApiClient, expect_problem, expect_status
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from domain import names
+from domain import names, uts39
 from domain.decider import GAME_CREATED, GAME_STARTED, SEAT_TAKEN, DomainError, Event, Game
 from domain.names import normalise, skeleton
 from domain.replay import replay
@@ -277,3 +277,18 @@ def test_the_ascii_fast_paths_decide_what_the_checks_decide(text: str) -> None:
     assert _outcome(lambda t: normalise(t, 2), text) == _outcome(
         lambda t: names._checked(t, 2), text
     )
+
+
+@settings(max_examples=2000)
+@given(
+    st.one_of(
+        st.text(st.characters(min_codepoint=32, max_codepoint=126), max_size=40),
+        st.text(st.sampled_from("Il1|0Oo `'\" iLm rn"), max_size=12),
+    )
+)
+def test_the_uts39_ascii_fast_path_gives_disarms_skeletons(text: str) -> None:
+    """Rule 2's skeletons of printable ASCII come from a table of each character's skeleton (the
+    engine's instruction guard, issue 32); they must be what disarm gives for the whole name,
+    as written and case-folded (``I`` is the one ASCII letter whose skeleton folding changes)."""
+    assert uts39.skeleton(text) == uts39._skeleton(text)
+    assert uts39.skeletons(text) == {uts39._skeleton(text), uts39._skeleton(text.casefold())}
