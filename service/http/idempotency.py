@@ -258,6 +258,7 @@ class Locks:
                     kwargs = {**kwargs, "application_name": "cardroom-idempotency"}
                 self._pool = db.Pool(
                     source.conninfo,
+                    connection_class=source.connection_class,
                     kwargs=kwargs,
                     min_size=0,
                     max_size=source.max_size,

@@ -332,7 +332,7 @@ class Watchdog:
         """The server the observer is on (connected first if need be): a pid means the same
         backend on that server only (a multi-host URL may have reached another since)."""
         if self._observer is None or self._observer.closed:
-            self._observer = psycopg.connect(
+            self._observer = db.FirstToAnswer.connect(
                 self._conninfo(),
                 autocommit=True,
                 connect_timeout=2,
