@@ -132,7 +132,9 @@ def partition_primary(
         # A new etcd leader extends every lease (the leader key's too) by its election timeout:
         # the failover takes longer when the host cut off also led etcd.
         notes.details["cut-off host led etcd"] = "yes" if cluster.etcd_leader() is leader else "no"
-        f.at = f.back_at = time.monotonic()  # the fault is the cut itself
+        with run.stats.lock:  # the fault is the cut itself: a pick acknowledged before it
+            f.at = f.back_at = time.monotonic()  # (while etcd was asked) does not count
+            f.first_pick_after = None
         switch.partition(leader.host)
         healed = False
         try:
