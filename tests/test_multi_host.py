@@ -5,6 +5,7 @@ of the service would take to find the new leader (service/store/db.py, ``FirstTo
 
 from __future__ import annotations
 
+import threading
 import time
 
 from psycopg.conninfo import conninfo_to_dict
@@ -44,3 +45,25 @@ def test_a_silent_host_does_not_delay_a_connection_to_the_others(database_url: s
             assert time.monotonic() - started < CONNECT_TIMEOUT / 2
         finally:
             pool.close()
+
+
+def test_a_host_that_refuses_is_asked_again_while_another_is_silent(database_url: str) -> None:
+    """After a failover: the old leader silent, the new one refusing until it is promoted. The
+    attempt ends once the new one takes it, not when the silent host's timeout runs out."""
+    params = conninfo_to_dict(database_url)
+    host, port = str(params.get("host") or "127.0.0.1"), int(params.get("port") or 5432)
+    with tcp_proxy(host, port) as silent, tcp_proxy(host, port) as promoted:
+        silent.blackhole()
+        promoted.refuse()  # connections refused, at once, as by a server not there yet
+        options = {
+            "host": "127.0.0.1,127.0.0.1",
+            "port": f"{silent.port},{promoted.port}",
+            "connect_timeout": CONNECT_TIMEOUT,
+        }
+        threading.Timer(0.5, promoted.accept).start()
+        started = time.monotonic()
+        with db.FirstToAnswer.connect(database_url, autocommit=True, **options) as conn:
+            took = time.monotonic() - started
+            assert conn.info.port == promoted.port
+        print(f"connected {took:.2f} s after asking, the host taking it from 0.5 s on")
+        assert took < 0.5 + 2 * db.ASK_AGAIN_SECONDS + 0.5

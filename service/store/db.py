@@ -20,7 +20,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
 from psycopg import sql
-from psycopg.conninfo import conninfo_to_dict, make_conninfo
+from psycopg.conninfo import conninfo_to_dict, make_conninfo, timeout_from_conninfo
 from psycopg_pool import ConnectionPool, PoolTimeout
 from psycopg_pool.pool import AddConnection, MaintenanceTask
 
@@ -211,6 +211,7 @@ def session_options(**overrides: int) -> str:
     return " ".join(f"-c {name}={ms}" for name, ms in timeouts.items())
 
 
+ASK_AGAIN_SECONDS = 0.25  # a host that refused, while another has not answered (FirstToAnswer)
 # psycopg's own arguments of Connection.connect; the others are libpq's connection parameters.
 _CONNECTION_ARGUMENTS = (
     "autocommit",
@@ -227,33 +228,45 @@ class FirstToAnswer(psycopg.Connection[Any]):
 
     libpq (and psycopg) try the hosts one after the other, each for up to ``connect_timeout``:
     a host that does not answer at all (cut off the network) costs every attempt that tries it
-    first that long. After a failover that is when the hosts look for the new leader."""
+    first that long. After a failover that is when the hosts look for the new leader. Here, a
+    host that refuses (a standby, not promoted yet) is asked again every
+    :data:`ASK_AGAIN_SECONDS` while another has not answered yet: the attempt ends as soon as
+    the new leader takes it, not once the silent host's timeout ran out."""
 
     @classmethod
     def connect(cls, conninfo: str = "", **kwargs: Any) -> Self:
         arguments = {k: kwargs.pop(k) for k in _CONNECTION_ARGUMENTS if k in kwargs}
-        hosts = _per_host(conninfo_to_dict(conninfo, **kwargs))
+        params = conninfo_to_dict(conninfo, **kwargs)
+        hosts = _per_host(params)
         if len(hosts) < 2:
             return super().connect(conninfo, **arguments, **kwargs)
-        answers: queue.Queue[Self | psycopg.Error] = queue.Queue()
+        until = time.monotonic() + timeout_from_conninfo(params)
+        answers: queue.Queue[tuple[dict[str, Any], Self | psycopg.Error]] = queue.Queue()
         connect = super().connect
 
-        def attempt(params: dict[str, Any]) -> None:
+        def attempt(params: dict[str, Any], after: float = 0.0) -> None:
+            time.sleep(after)
             try:
-                answers.put(connect(make_conninfo("", **params), **arguments))
+                answers.put((params, connect(make_conninfo("", **params), **arguments)))
             except psycopg.Error as exc:
-                answers.put(exc)
+                answers.put((params, exc))
 
-        for params in hosts:
-            threading.Thread(target=attempt, args=(params,), daemon=True).start()
-        failures: list[psycopg.Error] = []
-        for left in range(len(hosts), 0, -1):
-            answer = answers.get()
+        for one in hosts:
+            threading.Thread(target=attempt, args=(one,), daemon=True).start()
+        pending, silent = len(hosts), {id(one) for one in hosts}
+        while True:
+            one, answer = answers.get()
+            pending -= 1
+            silent.discard(id(one))
             if not isinstance(answer, psycopg.Error):
-                threading.Thread(target=_close_all, args=(answers, left - 1), daemon=True).start()
+                threading.Thread(target=_close_all, args=(answers, pending), daemon=True).start()
                 return answer
-            failures.append(answer)
-        raise failures[-1]
+            if not pending:
+                raise answer
+            if silent and time.monotonic() + ASK_AGAIN_SECONDS < until:
+                again = (one, ASK_AGAIN_SECONDS)
+                threading.Thread(target=attempt, args=again, daemon=True).start()
+                pending += 1
 
 
 def _per_host(params: dict[str, Any]) -> list[dict[str, Any]]:
@@ -277,7 +290,7 @@ def _close_all(answers: queue.Queue[Any], count: int) -> None:
     """The connections the other hosts gave too late (none, unless two took read-write
     sessions at once): closed as they come."""
     for _ in range(count):
-        answer = answers.get()
+        _, answer = answers.get()
         if isinstance(answer, psycopg.Connection):
             answer.close()
 
