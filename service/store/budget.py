@@ -304,7 +304,6 @@ class Watchdog:
             live = [g for g in held if not g.done and not g.severed]
             if not live:
                 return
-            server: tuple[str, str] | None = None
             here: dict[int, Guard] = {}
             try:
                 server = self._server()
