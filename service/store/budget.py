@@ -299,30 +299,50 @@ class Watchdog:
                     heapq.heappush(self._heap, (again, next(self._order), guard))
 
     def _cancel(self, due: list[Guard]) -> None:
-        held = [guard for guard in due if guard.lock.acquire(blocking=False) or _locked(guard)]
+        """Cancel through the observer the guards on its server; the others (another server
+        after a failover, or the observer failed) through libpq, one by one. No guard is held
+        while the observer connects: a request that ends meanwhile gives its connection back."""
+        live = [g for g in due if not g.done and not g.severed]
+        if not live:
+            return
         try:
-            live = [g for g in held if not g.done and not g.severed]
-            if not live:
+            server = self._server()
+        except psycopg.Error as exc:
+            log.warning("watchdog: %s; cancelling through libpq instead", exc)
+            self._drop_observer()
+        else:
+            self._observe_and_cancel([g for g in live if g.server == server])
+        for guard in live:
+            if guard.reached or guard.severed or guard.done:
+                continue
+            if guard.lock.acquire(blocking=False) or _locked(guard):
+                try:
+                    if not guard.done and not guard.severed:
+                        _cancel_through_libpq(guard)
+                finally:
+                    guard.lock.release()
+
+    def _observe_and_cancel(self, guards: list[Guard]) -> None:
+        """What each backend waits for, read and cancelled in one statement, while their guards
+        are held (a connection given back meanwhile could serve another request's statement)."""
+        held = [g for g in guards if g.lock.acquire(blocking=False) or _locked(g)]
+        try:
+            here = {g.pid: g for g in held if not g.done and not g.severed}
+            if not here:
                 return
-            here: dict[int, Guard] = {}
             try:
-                server = self._server()
-                here = {g.pid: g for g in live if g.server == server}
-                rows = self._observe(list(here)) if here else []
+                rows = self._observe(list(here))
             except psycopg.Error as exc:
                 log.warning("watchdog: %s; cancelling through libpq instead", exc)
                 self._drop_observer()
-                here, rows = {}, []
+                return
             for pid, wait_type, wait_event, behind_standby, _ in rows:
                 cause = _WAITS.get((wait_type, wait_event))
                 if cause is None and wait_type == "Lock":
                     cause = "standby" if behind_standby else "lock"
                 here[pid].cause = cause or "statement"
-            for guard in live:
-                if here.get(guard.pid) is guard:  # answered for: cancelled, or between statements
-                    guard.reached = True
-                elif not guard.severed:  # on another server (a failover), or none answered
-                    _cancel_through_libpq(guard)
+            for guard in here.values():  # answered for: cancelled, or between statements
+                guard.reached = True
         finally:
             for guard in held:
                 guard.lock.release()
