@@ -195,7 +195,13 @@ def servers_for(
     cluster: PatroniCluster, switch: Switch, options: HaOptions, log: Path
 ) -> list[Server]:
     url = cluster.service_url() + URL_OPTIONS
-    env = {"CARDROOM_APP_ROLE": "", "CARDROOM_REQUEST_BUDGET": str(options.budget)}
+    # connect_timeout 2 s (libpq's least): each connection attempt that tries the cut-off host
+    # first loses that long before it tries the next.
+    env = {
+        "CARDROOM_APP_ROLE": "",
+        "CARDROOM_REQUEST_BUDGET": str(options.budget),
+        "CARDROOM_CONNECT_TIMEOUT": "2",
+    }
     return [
         Server(url, 8000, options.workers, 1, log, host=h.address, prefix=h.prefix, env=env)
         for h in switch.hosts

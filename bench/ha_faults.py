@@ -132,9 +132,13 @@ def partition_primary(
         # A new etcd leader extends every lease (the leader key's too) by its election timeout:
         # the failover takes longer when the host cut off also led etcd.
         notes.details["cut-off host led etcd"] = "yes" if cluster.etcd_leader() is leader else "no"
-        f.at = f.back_at = time.monotonic()  # the fault is the cut itself
-        switch.partition(leader.host)
         healed = False
+        switch.partition(leader.host)
+        # The fault is the cut, done: a pick sent before the link was down (while etcd was
+        # asked, or while `ip` ran) reached the old leader, and does not count as served after.
+        with run.stats.lock:
+            f.at = f.back_at = time.monotonic()
+            f.first_pick_after = None
         try:
             # Both watched at once: which came first, the old leader's demotion or the new one?
             successor: list[tuple[Member | None, float | None]] = []

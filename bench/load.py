@@ -416,13 +416,15 @@ class Client:
         raise Unreachable(f"{method} {path}: no answer within the run's deadline")
 
     def _failed(self, exc: BaseException) -> None:
-        """A request got no answer: noted; the next attempt goes to the next host if asked."""
+        """A request got no answer: noted; the next attempt goes to another host if asked,
+        one of the others at random, as a load balancer spreads a host's clients over those
+        left (all of them turning to the same next host would double its load alone)."""
         with self.run.stats.lock:
             host = f"{self.address[0]}:{self.address[1]}"
             self.run.stats.no_answers.append((time.monotonic(), host, type(exc).__name__))
-        addresses = self.run.addresses
-        if self.run.options.next_host_on_failure and self.address in addresses:
-            self.address = addresses[(addresses.index(self.address) + 1) % len(addresses)]
+        others = [a for a in self.run.addresses if a != self.address]
+        if self.run.options.next_host_on_failure and others:
+            self.address = self.rng.choice(others)
 
     def post(self, path: str, payload: Any, token: str | None = None) -> Answer:
         """A POST with a fresh key; with a chosen share of chaos (resent after a lost answer) or

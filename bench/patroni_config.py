@@ -14,8 +14,16 @@ PG_BIN = Path("/usr/lib/postgresql/15/bin")
 PG_PORT, API_PORT, ETCD_CLIENT, ETCD_PEER = 5432, 8008, 2379, 2380  # each host has its own
 # Timing (Patroni's dynamic settings): a leader renews its key every LOOP_WAIT seconds, keeps it
 # TTL seconds, and demotes itself when it cannot renew for RETRY_TIMEOUT (fencing happens before
-# the key expires: LOOP_WAIT + 2 x RETRY_TIMEOUT <= TTL, Patroni's rule).
+# the key expires: LOOP_WAIT + 2 x RETRY_TIMEOUT <= TTL, Patroni's rule). These are the least
+# Patroni 3.0 with etcd v3 works with: all three are whole seconds, and a member takes the leader
+# key only with 1 s of RETRY_TIMEOUT left after renewing its lease (retry_timeout 1 never wins a
+# leader race: tried, no failover at all). A failover waits for the key to expire (up to TTL
+# after the cut), then 2 s for the cut-off member's REST API (the candidate's check, fixed in
+# Patroni), then the promotion.
 TTL, LOOP_WAIT, RETRY_TIMEOUT = 5, 1, 2
+# etcd's election timeout (ms; a new etcd leader also extends every lease by that much) and its
+# heartbeat: half of etcd's defaults, still 10 heartbeats per election timeout.
+ETCD_HEARTBEAT_MS, ETCD_ELECTION_MS = 50, 500
 # The control plane (etcd, Patroni) runs before the load on a busy machine, as an operator gives
 # it priority: a starved etcd misses heartbeats and elects again and again. (PostgreSQL started
 # by Patroni inherits it: the whole member is favoured over the drill's clients and hosts.)
@@ -35,10 +43,11 @@ def etcd_command(member: Member, members: list[Member], token: str) -> list[str]
         "--initial-advertise-peer-urls", f"http://{a}:{ETCD_PEER}",
         "--initial-cluster", peers, "--initial-cluster-state", "new",
         "--initial-cluster-token", token,
-        # etcd's defaults: an election after 1 s of silence. A new etcd leader extends every
-        # lease by that much (Patroni's leader key included): a longer timeout delays the
-        # failover when the host cut off held both leaders.
-        "--heartbeat-interval", "100", "--election-timeout", "1000",
+        # An election after 0.5 s of silence. A new etcd leader extends every lease by that
+        # much (Patroni's leader key included): a longer timeout delays the failover when the
+        # host cut off held both leaders.
+        "--heartbeat-interval", str(ETCD_HEARTBEAT_MS),
+        "--election-timeout", str(ETCD_ELECTION_MS),
         "--logger", "zap", "--log-level", "warn",
     ]  # fmt: skip
 

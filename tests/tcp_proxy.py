@@ -1,12 +1,13 @@
 """A TCP forwarder on a free loopback port, in front of a server: a test closes it to make the
-server refuse connections (and cut those open) without touching the server itself."""
+server refuse connections (and cut those open), or blackholes it (nothing forwarded either way,
+nothing closed: a network cut off, a hung middlebox), without touching the server itself."""
 
 from __future__ import annotations
 
 import contextlib
 import socket
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
 
@@ -17,6 +18,31 @@ class Proxy:
         self._listener: socket.socket | None = None
         self._open: set[socket.socket] = set()
         self._lock = threading.Lock()
+        self._dark = threading.Event()  # blackholed: every byte either way is dropped
+        self._trigger: tuple[bytes, ...] = ()
+
+    def blackhole(self, after: Sequence[bytes] = ()) -> None:
+        """Forward nothing more, either way, and close nothing: at once, or once a client's
+        connection has sent each of ``after`` in turn (that last message still reaches the
+        server; its answer does not come back). New connections are accepted, never served."""
+        if after:
+            self._trigger = tuple(after)
+        else:
+            self._dark.set()
+
+    def dark(self) -> bool:
+        return self._dark.is_set()
+
+    def restore(self) -> None:
+        """Forward again; every connection open meanwhile is cut (what it sent is lost)."""
+        self._trigger = ()
+        with self._lock:
+            for sock in self._open:
+                with contextlib.suppress(OSError):
+                    sock.shutdown(socket.SHUT_RDWR)
+                sock.close()
+            self._open.clear()
+            self._dark.clear()
 
     def accept(self) -> None:
         """Listen (again, on the same port) and forward every connection."""
@@ -60,12 +86,22 @@ class Proxy:
                     server.close()
                     return
                 self._open.update((client, server))
-            for a, b in ((client, server), (server, client)):
-                threading.Thread(target=self._pump, args=(a, b), daemon=True).start()
+            for a, b, watched in ((client, server, True), (server, client, False)):
+                threading.Thread(target=self._pump, args=(a, b, watched), daemon=True).start()
 
-    def _pump(self, source: socket.socket, sink: socket.socket) -> None:
+    def _pump(self, source: socket.socket, sink: socket.socket, watched: bool) -> None:
+        """Copy ``source`` to ``sink``; ``watched``: a client's side, which may set off a
+        blackhole (the messages it waits for, in turn)."""
+        seen = 0
         try:
             while data := source.recv(65536):
+                if self._dark.is_set():
+                    continue  # dropped: nothing forwarded, nothing closed
+                trigger = self._trigger
+                if watched and trigger and seen < len(trigger) and trigger[seen] in data:
+                    seen += 1
+                    if seen == len(trigger):
+                        self._dark.set()  # before it is sent: its answer never comes back
                 sink.sendall(data)
         except OSError:
             pass

@@ -41,6 +41,7 @@ from domain.sushigo import SUSHI_GO
 from domain.sushigo.cards import KINDS
 from domain.sushigo.shuffle import shuffled
 from service.errors import ServiceError
+from service.http import problems
 from service.http.app import create_app
 from service.play import GameService
 from service.store.db import make_pool
@@ -800,7 +801,7 @@ def test_503_when_the_database_is_unreachable() -> None:
             for path in ("/healthz", "/games", f"/games/{uuid.uuid4()}"):
                 response = client.get(path)
                 expect_problem(response, 503, "database_unavailable")
-                assert response.headers["Retry-After"] == "2"
+                assert response.headers["Retry-After"] == str(problems.RETRY_AFTER_SECONDS)
     finally:
         dead.close()
 

@@ -21,6 +21,8 @@ from serve_support import cardroom_serve
 from solo_postgres import solo_postgres
 from tcp_proxy import tcp_proxy
 
+from service.store.budget import GRACE_SECONDS
+
 BUDGET = 2.0
 SLACK = 0.5  # the most an answer may come after its budget
 QUICK = {
@@ -166,6 +168,41 @@ def test_a_database_that_refuses_connections_gets_503s_within_the_budget(
             while post_game(requests, served.url).status_code != 201:
                 assert time.monotonic() < until, "the service did not come back"
             assert_in_budget(together(8, served.url, lambda c, _: post_game(c, served.url)))
+
+
+def test_a_database_cut_off_during_a_commit_answers_503_within_the_budget(
+    database_url: str,
+) -> None:
+    """The network to the database goes dark (nothing forwarded either way, nothing closed) just
+    as a keyed write's COMMIT reaches the server: the commit happens, its answer never comes,
+    and neither the watchdog's cancel nor libpq's gets through. The request must not wait for
+    TCP to give up: it answers 503 ``down`` within the budget and the grace, and the retry with
+    its Idempotency-Key, once the database is back, gets the answer of the write that was
+    committed."""
+    params = conninfo_to_dict(database_url)
+    with tcp_proxy(
+        str(params.get("host") or "127.0.0.1"), int(params.get("port") or 5432)
+    ) as proxy:
+        via_proxy = database_url.replace(f":{params.get('port') or 5432}/", f":{proxy.port}/")
+        with cardroom_serve(via_proxy, env=QUICK) as served:
+            assert post_game(requests, served.url).status_code == 201
+            key = {"Idempotency-Key": str(uuid.uuid4())}
+            proxy.blackhole(after=(b"INSERT INTO games", b"COMMIT"))
+            answer = timed(lambda: post_game(requests, served.url, **key))
+            assert proxy.dark(), "the write never reached its COMMIT"
+            print(f"cut off during the commit: answered in {answer[0]:.2f} s")
+            assert answer[0] <= BUDGET + GRACE_SECONDS + SLACK, answer
+            assert_unavailable(answer, "down")
+            proxy.restore()
+            until = time.monotonic() + 10
+            while (retried := timed(lambda: post_game(requests, served.url, **key)))[1] == 503:
+                assert time.monotonic() < until, "the service did not come back"
+            assert retried[1] == 201 and retried[3].get("Idempotent-Replayed") == "true", retried
+            game = requests.get(f"{served.url}/games/{retried[2]['game_id']}", timeout=5)
+            assert game.status_code == 200
+            # No connection cut off is used again: the next requests are served at once.
+            answers = together(8, served.url, lambda c, _: post_game(c, served.url))
+            assert all(status == 201 for _, status, _, _ in answers), answers
 
 
 def test_a_missing_synchronous_standby_ends_a_write_at_the_budget() -> None:

@@ -99,7 +99,7 @@ def create_app(
     observe.register(app, games.store)
     readiness.register(app, games.store)  # GET /readyz; others add their checks to it
     # Next: its after_request runs before observe's, so it stores responses as sent.
-    idempotency.register(app, pool)
+    idempotency.register(app, pool, games.store.watchdog)
     # The hub listens for appends on its own connection, from its first use on (streams and
     # long polls): routes-only apps and plain reads never open it.
     hub = live.Hub(lambda: str(pool.conninfo))

@@ -30,6 +30,7 @@ the client's binding, and that binding only as an HMAC keyed by the key.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import functools
 import hashlib
 import hmac
@@ -245,8 +246,13 @@ class Locks:
     were the locks held on those, enough concurrent keyed requests would take every connection
     and then wait for one more until the pool timed out."""
 
-    def __init__(self, source: Any, lock_timeout: float) -> None:
+    def __init__(
+        self, source: Any, lock_timeout: float, watchdog: budget.Watchdog | None = None
+    ) -> None:
         self._source = source  # the store's pool: where to connect, and how many at most
+        # The request's deadline holds on these connections too: a server that stops
+        # answering (cut off) must not hold the request past it (service/store/budget.py).
+        self.watchdog = watchdog or budget.Watchdog(lambda: str(source.conninfo))
         self._lock_timeout_ms = max(1, int(lock_timeout * 1000))
         self._pool: ConnectionPool | None = None
         self._guard = threading.Lock()
@@ -258,8 +264,9 @@ class Locks:
                 kwargs = source.kwargs
                 if isinstance(kwargs, dict):  # else a callable (psycopg_pool 3.3): as it is
                     kwargs = {**kwargs, "application_name": "cardroom-idempotency"}
-                self._pool = ConnectionPool(
+                self._pool = db.Pool(
                     source.conninfo,
+                    connection_class=source.connection_class,
                     kwargs=kwargs,
                     min_size=0,
                     max_size=source.max_size,
@@ -300,9 +307,10 @@ class Locks:
             sql.Literal(lock_id), sql.Literal(scope), sql.Literal(key_hash)
         )
         try:
-            cursor = conn.execute(query, prepare=False)  # a new string each time
-            cursor.nextset()  # the lookup's rows
-            return conn, idempotency_records.stored(cursor.fetchone())
+            with self.guarded(conn):
+                cursor = conn.execute(query, prepare=False)  # a new string each time
+                cursor.nextset()  # the lookup's rows
+                return conn, idempotency_records.stored(cursor.fetchone())
         except psycopg.Error as exc:
             held = _holds_a_lock(conn)
             if held:  # granted: the lookup failed
@@ -311,7 +319,8 @@ class Locks:
             if held is None:
                 conn.close()  # whatever it holds goes with the session
             pool.putconn(conn)
-            if isinstance(exc, psycopg.errors.LockNotAvailable):
+            # Its lock_timeout, or the request's deadline, came first: the other copy has it.
+            if isinstance(exc, (psycopg.errors.LockNotAvailable, psycopg.errors.QueryCanceled)):
                 raise Problem(
                     409,
                     "idempotency_key_in_use",
@@ -322,9 +331,19 @@ class Locks:
             db.note_unreachable(self._source, exc)
             raise unavailable(exc) from exc
 
+    def guarded(self, conn: psycopg.Connection[Any]) -> contextlib.AbstractContextManager[Any]:
+        """Work on a lock's connection that ends by the request's deadline."""
+        return self.watchdog.guard(conn, budget.deadline())
+
     def release(self, conn: psycopg.Connection[Any], lock_id: int) -> None:
         try:
-            conn.execute("SELECT pg_advisory_unlock(%s)", (lock_id,))
+            if db.known_unreachable(self._source):
+                # Ending the session releases the lock, without a round trip to a server
+                # that may not answer (the answer waits for this).
+                conn.close()
+            else:
+                with self.watchdog.guard(conn, max(budget.deadline(), time.monotonic() + 0.1)):
+                    conn.execute("SELECT pg_advisory_unlock(%s)", (lock_id,))
         except psycopg.Error:
             # A lock must never go back to the pool with its connection: ending the session
             # releases it (the pool discards a closed connection).
@@ -342,6 +361,8 @@ _LOCK_AND_FIND = sql.SQL(
 def _holds_a_lock(conn: psycopg.Connection[Any]) -> bool | None:
     """Whether the session holds an advisory lock (a lock connection holds only the one it was
     asked for, or none); None if it cannot say."""
+    if conn.broken or conn.closed:  # severed by the watchdog, or lost: nothing to ask
+        return None
     try:
         row = conn.execute(
             "SELECT EXISTS (SELECT FROM pg_locks WHERE locktype = 'advisory'"
@@ -402,11 +423,12 @@ def begin() -> Keyed | None:
     keyed.conn, stored = locks.acquire(keyed.lock_id, keyed.scope, keyed.key_hash)
     setattr(g, _CONTEXT, keyed)  # from here on, teardown unlocks whatever happens
     try:
-        if stored is not None and stored.expired:
-            idempotency_records.forget(keyed.conn, keyed.scope, keyed.key_hash)
-            stored = None
-        if purger.due():  # after the lookup, not before: an expired record is forgotten above
-            purger.run(keyed.conn)
+        with locks.guarded(keyed.conn):
+            if stored is not None and stored.expired:
+                idempotency_records.forget(keyed.conn, keyed.scope, keyed.key_hash)
+                stored = None
+            if purger.due():  # after the lookup, not before: an expired record is forgotten above
+                purger.run(keyed.conn)
     except psycopg.Error as exc:
         raise StoreUnavailable(str(exc)) from exc
     if stored is not None and not hmac.compare_digest(stored.request_hash, keyed.fingerprint):
@@ -454,10 +476,11 @@ def replayed(response: Response) -> Response:
     return response
 
 
-def register(app: Flask, pool: Any) -> None:
-    """Set up the locks (on connections to ``pool``'s database) and the purge; release each
-    request's lock when it ends."""
-    locks = Locks(pool, float(app.config.get("IDEMPOTENCY_LOCK_TIMEOUT", LOCK_TIMEOUT_SECONDS)))
+def register(app: Flask, pool: Any, watchdog: budget.Watchdog | None = None) -> None:
+    """Set up the locks (on connections to ``pool``'s database, their statements watched by
+    ``watchdog``) and the purge; release each request's lock when it ends."""
+    timeout = float(app.config.get("IDEMPOTENCY_LOCK_TIMEOUT", LOCK_TIMEOUT_SECONDS))
+    locks = Locks(pool, timeout, watchdog)
     interval = float(app.config.get("IDEMPOTENCY_PURGE_INTERVAL", PURGE_INTERVAL_SECONDS))
     app.extensions[_EXTENSION] = (locks, Purger(interval))
 

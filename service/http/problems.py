@@ -43,7 +43,9 @@ HTTP_CODES = {
     429: "too_many_requests",
 }
 
-RETRY_AFTER_SECONDS = 2  # when the database is unreachable
+# When the database cannot serve: a failover ends within a second of the new leader being
+# writable (the pools ask every 0.25-0.5 s), so clients are told to come back that soon.
+RETRY_AFTER_SECONDS = 1
 
 # A problem's title is its code in words (RFC 9457: the same for every occurrence of a type),
 # never the wording of an exception or of the HTTP status; these read better spelled out.

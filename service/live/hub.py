@@ -197,7 +197,7 @@ class Hub:
         backoff = 0.5
         while not self._stopping.is_set():
             try:
-                with psycopg.connect(
+                with db.FirstToAnswer.connect(  # a multi-host URL: its hosts at once
                     self._conninfo(),
                     autocommit=True,
                     connect_timeout=CONNECT_TIMEOUT_SECONDS,

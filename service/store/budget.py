@@ -23,6 +23,7 @@ import contextlib
 import heapq
 import itertools
 import logging
+import socket
 import threading
 from collections.abc import Callable, Iterator
 from contextvars import ContextVar
@@ -167,25 +168,45 @@ OBSERVER_TIMEOUT_MS = 1000  # the watchdog's own statements
 MIN_SECONDS = 0.01  # a connection had with less time than this left is given back at once
 RECHECK_SECONDS = 0.05  # how soon a guard past its deadline and still in use is looked at again
 TICK_SECONDS = 0.05  # the watchdog looks at most this often (a cancel may come this late)
+# Past its deadline, a guard whose server has not answered the watchdog (a cut-off or hung
+# server, a dead network: neither the observer nor libpq's cancel got through) is severed
+# this much later: its socket shut down, so the request's wait ends with an error.
+GRACE_SECONDS = 0.5
+CANCEL_TIMEOUT = 0.5  # libpq's cancel request, when the observer could not be used
 
 
 @dataclass(eq=False)
 class Guard:
-    """A connection in use until ``deadline``; ``cause`` is set if it was cancelled."""
+    """A connection in use until ``deadline``; ``cause`` is set if it was cancelled.
+
+    ``reached``: the server answered the watchdog about it after its deadline (it was
+    cancelled, or was between two statements); ``severed``: it was not, and its socket was
+    shut down (the connection is closed, never given back to the pool as it is)."""
 
     conn: psycopg.Connection[Any]
     deadline: float
     pid: int
+    server: tuple[str, str]
     cause: Cause | None = None
+    reached: bool = False
+    severed: bool = False
     done: bool = False
-    lock: threading.Lock = field(default_factory=threading.Lock)
+    lock: threading.Lock = field(default_factory=threading.Lock)  # held while cancelling
+    state: threading.Lock = field(default_factory=threading.Lock)  # done and severed
 
 
 class Watchdog:
     """Cancels the statements of connections kept past their deadline: one thread per process
     (a greenlet under gevent) and one connection of its own, opened the first time it is
     needed. Before it cancels it reads what each backend waits for (``pg_stat_activity``):
-    a lock, a synchronous standby (``SyncRep``), or nothing (a statement running long)."""
+    a lock, a synchronous standby (``SyncRep``), or nothing (a statement running long).
+
+    The thread itself never waits for the network: the cancels run in a helper, one batch at
+    a time, so that a server that does not answer (cut off, its network dead) cannot hold it.
+    A guard still in use :data:`GRACE_SECONDS` past its deadline whose server did not answer
+    is severed (:func:`sever`): libpq reads EOF, the request fails and answers 503 ``down``
+    instead of waiting for TCP to give up. A commit whose answer is lost that way may have
+    happened: the client's retry with its Idempotency-Key finds it and gets its answer."""
 
     def __init__(self, conninfo: Callable[[], str]) -> None:
         self._conninfo = conninfo
@@ -196,10 +217,12 @@ class Watchdog:
         self._order = itertools.count()
         self._thread: threading.Thread | None = None
         self._observer: psycopg.Connection[Any] | None = None
+        self._helping_since: float | None = None  # a batch of cancels is running since then
 
     @contextlib.contextmanager
     def guard(self, conn: psycopg.Connection[Any], deadline: float) -> Iterator[Guard]:
-        guard = Guard(conn, deadline, conn.info.backend_pid)
+        info = conn.info
+        guard = Guard(conn, deadline, info.backend_pid, (info.host, str(info.port)))
         with self._lock:
             heapq.heappush(self._heap, (deadline, next(self._order), guard))
             first = self._heap[0][2] is guard
@@ -212,8 +235,15 @@ class Watchdog:
         try:
             yield guard
         finally:
-            with guard.lock:  # not while the watchdog cancels it: the pool must not reuse it yet
-                guard.done = True
+            # Not while it is being cancelled (the pool must not reuse it yet), unless it was
+            # severed: then it is closed here, and no other request ever gets it.
+            with contextlib.ExitStack() as stack:
+                if not guard.severed:
+                    stack.enter_context(guard.lock)
+                with guard.state:
+                    guard.done = True
+            if guard.severed:
+                conn.close()
 
     def _run(self) -> None:
         while True:
@@ -227,7 +257,7 @@ class Watchdog:
                 wait = self._heap[0][0] - now if self._heap else None
             if due:
                 try:
-                    self._cancel(due)
+                    self._look_at(due, now)
                 except Exception:  # never let the thread die
                     log.exception("watchdog: could not cancel %d statements", len(due))
                 self._watch_again(due)
@@ -236,56 +266,152 @@ class Watchdog:
             # one wake-up per request (each has its own deadline) would cost every request.
             self._wake.wait(None if wait is None else max(wait, TICK_SECONDS))
 
+    def _look_at(self, due: list[Guard], now: float) -> None:
+        """Sever what the server did not answer for in time; cancel the rest (in the helper,
+        if it is free: else they are looked at again shortly)."""
+        late = [g for g in due if not g.reached and now >= g.deadline + GRACE_SECONDS]
+        for guard in late:
+            sever(guard)
+        if self._helping_since is not None:
+            if now - self._helping_since > GRACE_SECONDS:
+                self._sever_observer()  # its server does not answer: the helper gives up
+            return
+        batch = [g for g in due if not g.severed and not g.done]
+        if batch:
+            self._helping_since = now
+            threading.Thread(target=self._help, args=(batch,), daemon=True).start()
+
+    def _help(self, batch: list[Guard]) -> None:
+        try:
+            self._cancel(batch)
+        except Exception:  # never let a batch keep the helper busy
+            log.exception("watchdog: could not cancel %d statements", len(batch))
+        finally:
+            self._helping_since = None
+
     def _watch_again(self, guards: list[Guard]) -> None:
         """Guards still in use after their cancel (or not cancelled: between two statements
         of a transaction, which then starts the next) are looked at again shortly."""
         again = monotonic() + RECHECK_SECONDS
         with self._lock:
             for guard in guards:
-                if not guard.done:
+                if not guard.done and not guard.severed:
                     heapq.heappush(self._heap, (again, next(self._order), guard))
 
     def _cancel(self, due: list[Guard]) -> None:
-        held = [guard for guard in due if guard.lock.acquire(blocking=False) or _locked(guard)]
+        """Cancel through the observer the guards on its server; the others (another server
+        after a failover, or the observer failed) through libpq, one by one. No guard is held
+        while the observer connects: a request that ends meanwhile gives its connection back."""
+        live = [g for g in due if not g.done and not g.severed]
+        if not live:
+            return
         try:
-            live = {guard.pid: guard for guard in held if not guard.done}
-            if not live:
+            server = self._server()
+        except psycopg.Error as exc:
+            log.warning("watchdog: %s; cancelling through libpq instead", exc)
+            self._drop_observer()
+        else:
+            self._observe_and_cancel([g for g in live if g.server == server])
+        for guard in live:
+            if guard.reached or guard.severed or guard.done:
+                continue
+            if guard.lock.acquire(blocking=False) or _locked(guard):
+                try:
+                    if not guard.done and not guard.severed:
+                        _cancel_through_libpq(guard)
+                finally:
+                    guard.lock.release()
+
+    def _observe_and_cancel(self, guards: list[Guard]) -> None:
+        """What each backend waits for, read and cancelled in one statement, while their guards
+        are held (a connection given back meanwhile could serve another request's statement)."""
+        held = [g for g in guards if g.lock.acquire(blocking=False) or _locked(g)]
+        try:
+            here = {g.pid: g for g in held if not g.done and not g.severed}
+            if not here:
                 return
             try:
-                rows = self._observe(list(live))
+                rows = self._observe(list(here))
             except psycopg.Error as exc:
                 log.warning("watchdog: %s; cancelling through libpq instead", exc)
                 self._drop_observer()
-                for guard in live.values():
-                    guard.cause = "statement"
-                    with contextlib.suppress(psycopg.Error):
-                        guard.conn.cancel_safe(timeout=0.5)
                 return
             for pid, wait_type, wait_event, behind_standby, _ in rows:
                 cause = _WAITS.get((wait_type, wait_event))
                 if cause is None and wait_type == "Lock":
                     cause = "standby" if behind_standby else "lock"
-                live[pid].cause = cause or "statement"
+                here[pid].cause = cause or "statement"
+            for guard in here.values():  # answered for: cancelled, or between statements
+                guard.reached = True
         finally:
             for guard in held:
                 guard.lock.release()
 
-    def _observe(self, pids: list[int]) -> list[tuple[int, str, str, bool, bool]]:
+    def _server(self) -> tuple[str, str]:
+        """The server the observer is on (connected first if need be): a pid means the same
+        backend on that server only (a multi-host URL may have reached another since)."""
         if self._observer is None or self._observer.closed:
-            self._observer = psycopg.connect(
+            self._observer = db.FirstToAnswer.connect(
                 self._conninfo(),
                 autocommit=True,
                 connect_timeout=2,
                 application_name="cardroom-watchdog",
                 options=f"-c statement_timeout={OBSERVER_TIMEOUT_MS}",
             )
+        info = self._observer.info
+        return info.host, str(info.port)
+
+    def _observe(self, pids: list[int]) -> list[tuple[int, str, str, bool, bool]]:
+        """What the backends ``pids`` of the observer's server were doing; each cancelled."""
+        assert self._observer is not None
         return self._observer.execute(_CANCEL, (pids,)).fetchall()
+
+    def _sever_observer(self) -> None:
+        observer = self._observer
+        if observer is not None and not observer.closed:
+            _shut_down(observer)
 
     def _drop_observer(self) -> None:
         if self._observer is not None:
             with contextlib.suppress(psycopg.Error):
                 self._observer.close()
             self._observer = None
+
+
+def _cancel_through_libpq(guard: Guard) -> None:
+    """libpq's cancel request, to the guard's own server (the observer is elsewhere)."""
+    try:
+        guard.conn.cancel_safe(timeout=CANCEL_TIMEOUT)
+    except psycopg.Error:
+        return
+    guard.cause = guard.cause or "statement"
+    guard.reached = True
+
+
+def sever(guard: Guard) -> None:
+    """End the request's wait on a server that does not answer: its connection's socket shut
+    down in both directions, so libpq reads EOF at once (the request raises OperationalError
+    and answers 503) rather than waiting for TCP to give up. Not once the request is done with
+    it: the pool may have handed it to another request already."""
+    with guard.state:
+        if guard.done or guard.severed:
+            return
+        guard.severed = True
+        log.warning(
+            "watchdog: the database did not answer for a statement %.1f s past its deadline:"
+            " its connection is cut",
+            monotonic() - guard.deadline,
+        )
+        _shut_down(guard.conn)
+
+
+def _shut_down(conn: psycopg.Connection[Any]) -> None:
+    """shutdown(SHUT_RDWR) of ``conn``'s socket, through a duplicate of its descriptor: libpq
+    keeps its own (closing that under it could close another file opened meanwhile)."""
+    with contextlib.suppress(OSError, psycopg.Error):
+        fd = conn.pgconn.socket
+        with socket.fromfd(fd, socket.AF_INET, socket.SOCK_STREAM) as duplicate:
+            duplicate.shutdown(socket.SHUT_RDWR)
 
 
 def _locked(guard: Guard) -> bool:

@@ -8,18 +8,21 @@ wheel) keeps its files in ``CARDROOM_DATA_DIR`` (default ``./data/postgres``), s
 from __future__ import annotations
 
 import logging
+import queue
+import threading
 import time
 import warnings
 import weakref
 from contextlib import suppress
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Self
 from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
 from psycopg import sql
-from psycopg.conninfo import make_conninfo
+from psycopg.conninfo import conninfo_to_dict, make_conninfo, timeout_from_conninfo
 from psycopg_pool import ConnectionPool, PoolTimeout
+from psycopg_pool.pool import AddConnection, MaintenanceTask
 
 from service.resources import MIGRATIONS
 from service.settings import settings
@@ -94,8 +97,6 @@ def with_user(url: str, user: str) -> str:
         parts = urlsplit(url)
         host = parts.netloc.rpartition("@")[2]
         return urlunsplit(parts._replace(netloc=f"{user}@{host}"))
-    from psycopg.conninfo import conninfo_to_dict
-
     params = conninfo_to_dict(url)
     params.pop("password", None)
     return make_conninfo("", **{**params, "user": user})
@@ -105,8 +106,6 @@ def url_user(url: str) -> str | None:
     """The user ``url`` names, if any."""
     if "://" in url:
         return urlsplit(url).username
-    from psycopg.conninfo import conninfo_to_dict
-
     user = conninfo_to_dict(url).get("user")
     return None if user is None else str(user)
 
@@ -181,6 +180,11 @@ def note_reachable(pool: ConnectionPool) -> None:
     _unreachable.pop(pool, None)
 
 
+def known_unreachable(pool: ConnectionPool) -> bool:
+    """Whether the last use of ``pool`` found its database unreachable."""
+    return pool in _unreachable
+
+
 # Bounded waits on every connection the service opens, in seconds (env overrides): a statement,
 # a wait for a lock, a transaction left idle. Past them PostgreSQL cancels the statement (or
 # ends the session) and the request answers 503 with Retry-After, instead of waiting for minutes
@@ -207,6 +211,106 @@ def session_options(**overrides: int) -> str:
     return " ".join(f"-c {name}={ms}" for name, ms in timeouts.items())
 
 
+ASK_AGAIN_SECONDS = 0.25  # a host that refused, while another has not answered (FirstToAnswer)
+# psycopg's own arguments of Connection.connect; the others are libpq's connection parameters.
+_CONNECTION_ARGUMENTS = (
+    "autocommit",
+    "prepare_threshold",
+    "context",
+    "row_factory",
+    "cursor_factory",
+)
+
+
+class FirstToAnswer(psycopg.Connection[Any]):
+    """A connection to the first host of a multi-host URL that takes it (with
+    ``target_session_attrs=read-write``: the leader), every host tried at once.
+
+    libpq (and psycopg) try the hosts one after the other, each for up to ``connect_timeout``:
+    a host that does not answer at all (cut off the network) costs every attempt that tries it
+    first that long. After a failover that is when the hosts look for the new leader. Here, a
+    host that refuses (a standby, not promoted yet) is asked again every
+    :data:`ASK_AGAIN_SECONDS` while another has not answered yet: the attempt ends as soon as
+    the new leader takes it, not once the silent host's timeout ran out."""
+
+    @classmethod
+    def connect(cls, conninfo: str = "", **kwargs: Any) -> Self:
+        arguments = {k: kwargs.pop(k) for k in _CONNECTION_ARGUMENTS if k in kwargs}
+        params = conninfo_to_dict(conninfo, **kwargs)
+        hosts = _per_host(params)
+        if len(hosts) < 2:
+            return super().connect(conninfo, **arguments, **kwargs)
+        until = time.monotonic() + timeout_from_conninfo(params)
+        answers: queue.Queue[tuple[dict[str, Any], Self | psycopg.Error]] = queue.Queue()
+        connect = super().connect
+
+        def attempt(params: dict[str, Any], after: float = 0.0) -> None:
+            time.sleep(after)
+            try:
+                answers.put((params, connect(make_conninfo("", **params), **arguments)))
+            except psycopg.Error as exc:
+                answers.put((params, exc))
+
+        for one in hosts:
+            threading.Thread(target=attempt, args=(one,), daemon=True).start()
+        pending, silent = len(hosts), {id(one) for one in hosts}
+        while True:
+            one, answer = answers.get()
+            pending -= 1
+            silent.discard(id(one))
+            if not isinstance(answer, psycopg.Error):
+                threading.Thread(target=_close_all, args=(answers, pending), daemon=True).start()
+                return answer
+            if not pending:
+                raise answer
+            if silent and time.monotonic() + ASK_AGAIN_SECONDS < until:
+                again = (one, ASK_AGAIN_SECONDS)
+                threading.Thread(target=attempt, args=again, daemon=True).start()
+                pending += 1
+
+
+def _per_host(params: dict[str, Any]) -> list[dict[str, Any]]:
+    """One set of connection parameters per host of ``params`` (a host, its port, its
+    address); a single one for a single host."""
+    hosts = str(params.get("host") or "").split(",")
+    if len(hosts) < 2:
+        return [params]
+    lists = {k: str(params[k]).split(",") for k in ("port", "hostaddr") if params.get(k)}
+    attempts = []
+    for i, host in enumerate(hosts):
+        one = {k: v for k, v in params.items() if k != "load_balance_hosts"}
+        one["host"] = host
+        for key, values in lists.items():
+            one[key] = values[i] if len(values) == len(hosts) else values[0]
+        attempts.append(one)
+    return attempts
+
+
+def _close_all(answers: queue.Queue[Any], count: int) -> None:
+    """The connections the other hosts gave too late (none, unless two took read-write
+    sessions at once): closed as they come."""
+    for _ in range(count):
+        _, answer = answers.get()
+        if isinstance(answer, psycopg.Connection):
+            answer.close()
+
+
+# While the database cannot be reached, a pool tries to connect again at most this long after
+# its last attempt (psycopg_pool's own backoff doubles from 1 s: 1, 3, 7, 15 s after the first
+# failure). A failover that takes 8 s would otherwise be seen by the hosts at 15.
+RECONNECT_SECONDS = 0.5
+
+
+class Pool(ConnectionPool):
+    """psycopg_pool's pool, reconnecting every :data:`RECONNECT_SECONDS` at most while its
+    database is down (a failover, a restart) rather than backing off for ever longer."""
+
+    def schedule_task(self, task: MaintenanceTask, delay: float) -> None:
+        if isinstance(task, AddConnection) and task.attempt is not None:
+            task.attempt.delay = delay = min(delay, RECONNECT_SECONDS)
+        super().schedule_task(task, delay)
+
+
 def make_pool(
     url: str, *, min_size: int = 1, max_size: int | None = None, timeout: float | None = None
 ) -> ConnectionPool:
@@ -218,8 +322,9 @@ def make_pool(
     """
     configured = settings()
     max_size = max_size or configured.pool_max
-    return ConnectionPool(
+    return Pool(
         url,
+        connection_class=FirstToAnswer,
         min_size=min(min_size, max_size),
         max_size=max_size,
         timeout=timeout or configured.pool_timeout,
