@@ -282,7 +282,7 @@ class EventStore:
     def __init__(self, pool: ConnectionPool, signer: signatures.Signer | None = None) -> None:
         self.pool = pool
         # Signs the event that finishes a game, once, in the statement that appends it (the
-        # game service sets it: service/play.py). Without one, no signature is written, and
+        # game service sets it: service/play/). Without one, no signature is written, and
         # the finished game's exports and audits say so.
         self.signer = signer
         # The last (version, hash) seen of recent games: the next append links to it without
