@@ -74,7 +74,7 @@ FEATURES: list[tuple[str, str, str | None]] = [
     ("move body (marshmallow load)", "/service/http/routes/moves.py", "move_body"),
     (ANSWER, "/service/http/routes/common.py", "view_body"),
     (ANSWER, "/service/http/routes/common.py", "json_response"),
-    ("decide, hash chain, append rows", "/service/play.py", "move"),
+    ("decide, hash chain, append rows", "/service/play/commands.py", "move"),
     (OWN, "/service/http/routes/moves.py", "make_move"),
     (OWN, "/service/http/routes/views.py", "get_game"),
     (WRITE, "/service/http/worker.py", "write"),

@@ -6,8 +6,8 @@ at that point; other requests run as usual, so a resend (without the header) run
 
 Points, in the order a keyed POST passes them:
 
-- ``decided``: the command is decided, nothing appended yet (play.py);
-- ``appended``: its events and its idempotency receipt are committed (play.py);
+- ``decided``: the command is decided, nothing appended yet (play/);
+- ``appended``: its events and its idempotency receipt are committed (play/);
 - ``answered``: the answer is built, not yet sent (service/http/idempotency.py).
 
 And in an export (service/http/exporting.py): ``export_read`` (action ``short``: the read of

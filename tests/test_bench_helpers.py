@@ -51,7 +51,7 @@ AROUND = [
 def test_a_sample_is_charged_to_the_innermost_feature_on_its_stack() -> None:
     in_the_append = (
         (f"{SITE}/psycopg/cursor.py", "execute"),
-        ("/app/service/play.py", "move"),
+        ("/app/service/play/commands.py", "move"),
         MOVE,
         LIMITER_WRAPPER,
         *AROUND,

@@ -3,7 +3,7 @@ standby (bench/pg_cluster.py, streaming replication) whose replay is paused, so 
 behind the primary for as long as a test says. Two apps, as two hosts would be: ``writer``
 (no replica) takes the picks, ``reader`` (reads on the standby) answers the reads.
 
-Without the checks of service/play.py (``GameService.read``, ``records``, ``finished_records``)
+Without the checks of service/play/ (``GameService.read``, ``records``, ``finished_records``)
 every read below would answer the standby's older state."""
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 the plain decider does.
 
 ``execute`` decides a common pick inline and a completed turn on one working copy of the state
-(``game._complete_turn``); ``game.execute_by_evolve`` decides the same commands the plain way,
+(``picks._complete_turn``); ``game.execute_by_evolve`` decides the same commands the plain way,
 every event applied by ``evolve`` as it is decided. For random games of every rule set
 (hypothesis draws the seed of the ``random.Random`` that drives ``randomplay.random_pick``,
 with people's, bots' and clock picks, and moves that break a rule now and then), both must give

@@ -25,9 +25,9 @@ from .cards import (
     SASHIMI,
     TEMPURA,
 )
-from .game import _place, _take_back_chopsticks
 from .scoring import dumpling_points, maki_points
 from .state import Pick, State, Tableau
+from .table import _place, _take_back_chopsticks
 
 # What an unfinished set is worth, as a share of its points, when turns are left (rough odds).
 HALF_TEMPURA = 2.5  # one tempura of a pair of 5

@@ -2,7 +2,7 @@
 read through the same event store as the primary.
 
 A standby replays the primary's WAL a little later, so a read served there may be older than
-what the client has already seen. The caller (service/play.py) therefore states the least version
+what the client has already seen. The caller (service/play/) therefore states the least version
 the answer must have, and asks the primary when the standby has not replayed it yet: the game's
 version on the standby is the measure (events are append-only, so a version there is the same
 prefix as on the primary). A standby that cannot be reached is skipped, never an error.

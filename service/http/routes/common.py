@@ -93,7 +93,7 @@ def load(game_id: UUID) -> Loaded:
 
 def read(game_id: UUID, *seen: int) -> Loaded:
     """The game for a read a replica may serve: never older than any version in ``seen``, nor
-    than ``min_version`` or an ``If-None-Match`` tag the client sent (service/play.py)."""
+    than ``min_version`` or an ``If-None-Match`` tag the client sent (service/play/)."""
     try:
         return games().read(game_id, max(seen, default=0))
     except GameNotFound:

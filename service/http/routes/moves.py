@@ -220,7 +220,7 @@ def make_move(game_id: str) -> Response:
         '503': DatabaseUnavailable
     """
     gid = game_id_of(game_id)
-    # The state this process holds, not read again: the append names its version (play.py).
+    # The state this process holds, not read again: the append names its version (play/).
     loaded = games().last_seen(gid) or load(gid)
     token = auth.require_token(games(), gid)  # judged again on the state the move is decided on
     seat = token.seat

@@ -1,0 +1,243 @@
+"""The players' commands of the service layer (``Commands``): create a game, join it, move, leave
+and resign. Each is decided on the game as loaded and appended at its version, decided again on
+a race (``VersionConflict``), the bots' moves following in the same append."""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Sequence
+from typing import Any
+from uuid import UUID, uuid4
+
+from domain.decider import (
+    BY_RESIGNED,
+    BotSeat,
+    Command,
+    CreateGame,
+    DomainError,
+    LeaveSeat,
+    MakeMove,
+    TakeOver,
+    TakeSeat,
+    commitment,
+)
+from service import autoplay, errors, faults, metrics
+from service.play.loaded import (
+    MAX_ATTEMPTS,
+    Loaded,
+    _check_turn,
+    _seat_left,
+    _started,
+    _too_busy,
+    adapter_for,
+)
+from service.play.reads import GameReads
+from service.store.events import InvitationRevoked, SeatToken, VersionConflict
+from service.store.idempotency_records import IdempotencyRecord
+
+
+class Commands(GameReads):
+    """The commands players send (through HTTP); the queries are ``GameReads``'."""
+
+    def create(
+        self,
+        name: str,
+        options: dict[str, Any],
+        bots: Sequence[BotSeat] = (),
+        turn_seconds: int | None = None,
+        record: IdempotencyRecord | None = None,
+        private: tuple[bytes, bytes] | None = None,
+        rematch_of: tuple[UUID, int] | None = None,
+    ) -> Loaded:
+        """A new game; bot seats that come first are taken now, and if bots take every seat the
+        game is played to its end now. ``record``: of the keyed request, written with it.
+        ``private``: the hashes of the creator's token and of the invitation of a private
+        game (service/store/invitations.py). ``rematch_of``: the finished game and its seat
+        that proposes this one as its rematch (service/rematch.py)."""
+        adapter = adapter_for(name)
+        game = adapter.game
+        if (bots or turn_seconds) and not autoplay.has_bots(game):
+            raise errors.rule_broken("invalid_bots", f"{name} has no bots and no turn clock yet")
+        seed = secrets.token_bytes(32)
+        command = CreateGame(options, commitment(seed), seed, tuple(bots), turn_seconds)
+        outcome = autoplay.run(adapter, game.initial_state(), seed, [command])
+        # No turn's row to write: a game starts at creation only when bots take every seat,
+        # and then they play it to the end. A waiting game's seats must fill in time.
+        assert outcome.deadline is None
+        waiting = autoplay.cancels(game) and not _started(game, outcome.state)
+        fill = (outcome.state.version, self.fill_seconds, "fill") if waiting else None
+        game_id = uuid4()
+        sealed, key_id = self.keys.seal_seed(game_id, seed)
+        faults.point("decided")
+        self.store.create_game(
+            game_id, name, sealed, outcome.events, record, key_id, private, fill, rematch_of
+        )
+        faults.point("appended")
+        self._remember(game_id, name, outcome.state)
+        self._private.put(game_id, private is not None)
+        return Loaded(game_id, adapter, outcome.state)
+
+    def join(
+        self,
+        game_id: UUID,
+        name: str,
+        token_hash: bytes,
+        record: IdempotencyRecord | None = None,
+        client: bytes | None = None,
+        waiting_limit: int = 0,
+        invitation: bytes | None = None,
+        rematch_of: tuple[UUID, int] | None = None,
+    ) -> tuple[int, Loaded]:
+        """Take the next free seat for ``name``; the seat's token hash is stored with it, and
+        the ``client`` taking it (``Keyring.client_hash``), who may hold seats in at most
+        ``waiting_limit`` waiting games (0: no limit). ``invitation``: the hash of the
+        invitation presented to join a private game; 403 ``invalid_invitation`` if its creator
+        revoked or replaced it before the seat was taken (even while this join was deciding).
+        ``rematch_of``: the finished game and its seat taking its seat in this, its rematch
+        (written with the seat: ``RematchSeatTaken`` if it has one already)."""
+        if client is not None and waiting_limit:
+            self._check_waiting(game_id, client, waiting_limit)
+        for _ in range(MAX_ATTEMPTS):
+            loaded = self.load(game_id)
+            game, seed = loaded.adapter.game, self.seed(game_id)
+            outcome = self._decide(loaded, seed, TakeSeat(name, seed))
+            faults.point("decided")
+            seat = outcome.events[0].data["seat"]
+            try:
+                self.store.append(
+                    game_id,
+                    loaded.version,
+                    outcome.events,
+                    seat_token=(seat, token_hash, loaded.version + 1),  # its seat_taken's
+                    client=client,
+                    deadline=outcome.deadline,
+                    record=record,
+                    invitation=invitation,
+                    rematch_seat=None if rematch_of is None else (*rematch_of, seat),
+                )
+            except VersionConflict:
+                metrics.APPEND_RETRIES.inc()
+                continue
+            except InvitationRevoked:
+                raise errors.invalid_invitation() from None
+            faults.point("appended")
+            self._remember(game_id, game.name, outcome.state)
+            return seat, Loaded(game_id, loaded.adapter, outcome.state)
+        raise _too_busy(loaded)
+
+    def _check_waiting(self, game_id: UUID, client: bytes, limit: int) -> None:
+        """409 ``too_many_waiting_games`` if ``client`` holds seats in ``limit`` other waiting
+        games. (Two joins at the same moment may both pass: a bound, not an exact count.)"""
+        held = self.store.waiting_games(client, game_id)
+        if held >= limit:
+            raise errors.conflict(
+                "too_many_waiting_games",
+                f"your address already holds seats in {held} games that wait for players (at"
+                f" most {limit}); play them, or wait until they start, before joining another",
+            )
+
+    def move(
+        self,
+        game_id: UUID,
+        seat: int,
+        move: Any,
+        turn: Any,
+        loaded: Loaded | None = None,
+        record: IdempotencyRecord | None = None,
+        token: SeatToken | None = None,
+    ) -> Loaded:
+        """Decide and append ``seat``'s move for ``turn`` (as the move schema loads it);
+        ``loaded`` is the game as this process last saw it, if at hand (``last_seen``: it may
+        be behind). A move counts only for the turn it names: were it decided for a later one,
+        it would be a pick from a hand its player never saw (a second device, a resend, a race
+        with the turn clock). ``token``: the bearer's, which must hold the seat in the state
+        the move is decided on (a seat left and taken again since this process last looked
+        belongs to another token: 401 ``invalid_token``).
+
+        Why no read first: the append names the version the move was decided at, so a state
+        that is behind costs a VersionConflict and a decision on the current state, never a
+        wrong answer; and a refusal is only ever judged on a state just read."""
+        current = loaded is None
+        for attempt in range(MAX_ATTEMPTS):
+            if loaded is None or attempt > 0:
+                loaded, current = self.load(game_id), True
+            try:
+                if token is not None and not self.holds_in(game_id, loaded.state, token):
+                    raise _seat_left(token)
+                _check_turn(loaded, turn)
+                seed = self.seed(game_id)
+                outcome = self._decide(loaded, seed, MakeMove(seat, move, seed))
+            except errors.ServiceError:
+                if current:
+                    raise
+                continue  # judged on a state that may be behind: judge again on the current one
+            faults.point("decided")
+            try:
+                self.store.append(
+                    game_id,
+                    loaded.version,
+                    outcome.events,
+                    deadline=outcome.deadline,
+                    record=record,
+                )
+            except VersionConflict:
+                metrics.APPEND_RETRIES.inc()
+                continue  # decided again on the new state: the turn check first
+            faults.point("appended")
+            self._remember(game_id, loaded.adapter.game.name, outcome.state)
+            metrics.MOVES.labels(loaded.adapter.game.name).inc()
+            return Loaded(game_id, loaded.adapter, outcome.state)
+        raise _too_busy(loaded)
+
+    def _decide(
+        self, loaded: Loaded, seed: bytes, *commands: Command, expired: Any = None
+    ) -> autoplay.Outcome:
+        """The commands' events and the bots' after them; a refusal says where the game is.
+        ``expired``: the turn whose clock ran out (``autoplay.run``), if any."""
+        more = {} if expired is None else {"expired": expired}
+        try:
+            return autoplay.run(
+                loaded.adapter,
+                loaded.state,
+                seed,
+                commands,
+                stall_seconds=self.stall_seconds,
+                **more,
+            )
+        except DomainError as error:
+            raise errors.refused(error, **loaded.adapter.position(loaded.state)) from None
+
+    def leave(self, game_id: UUID, seat: int, record: IdempotencyRecord | None = None) -> Loaded:
+        """``seat`` gives itself up before the start (``seat_left``): free again, its token
+        acts no more (``holds``)."""
+        return self._append(game_id, LeaveSeat(seat), record)
+
+    def resign(self, game_id: UUID, seat: int, record: IdempotencyRecord | None = None) -> Loaded:
+        """``seat`` resigns after the start: the greedy bot plays it from now on, at once if
+        the game waits for it (``seat_taken_over``, its moves ``by: resigned``)."""
+        return self._append(game_id, TakeOver(seat, BY_RESIGNED), record)
+
+    def _append(
+        self, game_id: UUID, command: Command, record: IdempotencyRecord | None = None
+    ) -> Loaded:
+        """Decide ``command`` (and the bots' moves after it) on the game as it is, and append
+        them (with the keyed request's ``record``), again on a race."""
+        for _ in range(MAX_ATTEMPTS):
+            loaded = self.load(game_id)
+            outcome = self._decide(loaded, self.seed(game_id), command)
+            faults.point("decided")
+            try:
+                self.store.append(
+                    game_id,
+                    loaded.version,
+                    outcome.events,
+                    deadline=outcome.deadline,
+                    record=record,
+                )
+            except VersionConflict:
+                metrics.APPEND_RETRIES.inc()
+                continue
+            faults.point("appended")
+            self._remember(game_id, loaded.adapter.game.name, outcome.state)
+            return Loaded(game_id, loaded.adapter, outcome.state)
+        raise _too_busy(loaded)
