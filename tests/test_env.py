@@ -197,13 +197,20 @@ def test_the_legal_pick_shortcuts_give_what_the_long_way_gives() -> None:
         assert sorted(sushi.legal_picks(hand, zoch, free, chopsticks, dummy)) == sorted(expected)
 
 
-def test_every_offered_zoch_pick_is_a_move_the_service_accepts() -> None:
+@pytest.mark.parametrize(
+    "rules",
+    [
+        {"players": 4, "edition": "zoch", "pass_direction": "alternate"},
+        {"players": 2, "dummy": True},  # the dummy's card (S17; gamewright: 2 players)
+    ],
+)
+def test_every_offered_pick_is_a_move_the_service_accepts(rules: dict[str, Any]) -> None:
     """Each action the mask offers, sent as the client sends it, passes the service's move
     schema: a ``use_wasabi`` of ``true`` only for a nigiri (S8/S9), and it round-trips through
     ``encode_pick`` (CI once saw a chopsticks pick of maki then a declined nigiri refused)."""
     schema = SushiGoMove()
-    env = sushi_go_env(4, edition="zoch", pass_direction="alternate")
-    seen_declines = 0
+    env = sushi_go_env(**rules)
+    seen_choices = 0  # picks that decline a wasabi or name the dummy's card
     for seed in range(4):
         env.reset(seed=seed)
         rng = random.Random(seed)
@@ -216,7 +223,10 @@ def test_every_offered_zoch_pick_is_a_move_the_service_accepts() -> None:
             for action in actions:
                 body = sushi.to_move(view, action).to_json()
                 schema.load(body)  # raises ValidationError if the service would refuse it
-                assert sushi.encode_pick(body["cards"], None, body.get("use_wasabi")) == action
-                seen_declines += "use_wasabi" in body
+                again = sushi.encode_pick(
+                    body["cards"], body.get("dummy_card"), body.get("use_wasabi")
+                )
+                assert again == action
+                seen_choices += "use_wasabi" in body or "dummy_card" in body
             env.step(rng.choice(actions))
-    assert seen_declines > 10  # the declining picks were among those checked
+    assert seen_choices > 10  # such picks were among those checked
