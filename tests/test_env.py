@@ -23,6 +23,7 @@ from domain.sequence import SEQUENCE
 from domain.sequence.randomplay import play_random_game as random_sequence
 from domain.sushigo import SUSHI_GO
 from domain.sushigo.randomplay import play_random_game as random_sushi_go
+from service.games.sequence.schemas import SequenceMove
 from service.games.sushigo.schemas import SushiGoMove
 
 # PettingZoo's api_test warns about any Dict observation (as its own classic games have).
@@ -230,3 +231,25 @@ def test_every_offered_pick_is_a_move_the_service_accepts(rules: dict[str, Any])
                 seen_choices += "use_wasabi" in body or "dummy_card" in body
             env.step(rng.choice(actions))
     assert seen_choices > 10  # such picks were among those checked
+
+
+def test_every_offered_sequence_move_is_one_the_service_accepts() -> None:
+    """The same for Sequence: each action the mask offers (a play, a dead card's discard, a
+    pass), sent as the client sends it, passes the service's move schema."""
+    schema = SequenceMove()
+    env = sequence_env(2)
+    kinds: set[str] = set()
+    for seed in range(2):
+        env.reset(seed=seed)
+        rng = random.Random(seed)
+        for agent in env.agent_iter(max_iter=400):
+            if env.terminations[agent]:
+                break
+            view = env.view(agent)
+            actions = [int(a) for a in np.flatnonzero(seq.action_mask(view))]
+            for action in actions:
+                body = seq.to_move(view, action).to_json()
+                schema.load(body)  # raises ValidationError if the service would refuse it
+                kinds.add(next(k for k in ("cell", "discard", "pass") if k in body))
+            env.step(rng.choice(actions))
+    assert "cell" in kinds
