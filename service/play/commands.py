@@ -171,20 +171,8 @@ class Commands(GameReads):
                 if current:
                     raise
                 continue  # judged on a state that may be behind: judge again on the current one
-            faults.point("decided")
-            try:
-                self.store.append(
-                    game_id,
-                    loaded.version,
-                    outcome.events,
-                    deadline=outcome.deadline,
-                    record=record,
-                )
-            except VersionConflict:
-                metrics.APPEND_RETRIES.inc()
+            if not self._appended(loaded, outcome, record):
                 continue  # decided again on the new state: the turn check first
-            faults.point("appended")
-            self._remember(game_id, loaded.adapter.game.name, outcome.state)
             metrics.MOVES.labels(loaded.adapter.game.name).inc()
             return Loaded(game_id, loaded.adapter, outcome.state)
         raise _too_busy(loaded)
@@ -225,19 +213,27 @@ class Commands(GameReads):
         for _ in range(MAX_ATTEMPTS):
             loaded = self.load(game_id)
             outcome = self._decide(loaded, self.seed(game_id), command)
-            faults.point("decided")
-            try:
-                self.store.append(
-                    game_id,
-                    loaded.version,
-                    outcome.events,
-                    deadline=outcome.deadline,
-                    record=record,
-                )
-            except VersionConflict:
-                metrics.APPEND_RETRIES.inc()
-                continue
-            faults.point("appended")
-            self._remember(game_id, loaded.adapter.game.name, outcome.state)
-            return Loaded(game_id, loaded.adapter, outcome.state)
+            if self._appended(loaded, outcome, record):
+                return Loaded(game_id, loaded.adapter, outcome.state)
         raise _too_busy(loaded)
+
+    def _appended(
+        self, loaded: Loaded, outcome: autoplay.Outcome, record: IdempotencyRecord | None
+    ) -> bool:
+        """Append ``outcome``'s events (and the keyed request's ``record``) after ``loaded``'s
+        version, and remember the state they lead to; False if another append came first."""
+        faults.point("decided")
+        try:
+            self.store.append(
+                loaded.id,
+                loaded.version,
+                outcome.events,
+                deadline=outcome.deadline,
+                record=record,
+            )
+        except VersionConflict:
+            metrics.APPEND_RETRIES.inc()
+            return False
+        faults.point("appended")
+        self._remember(loaded.id, loaded.adapter.game.name, outcome.state)
+        return True
