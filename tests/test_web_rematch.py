@@ -122,3 +122,35 @@ def test_sequence_has_a_result_panel_with_rematch_and_one_headline(
     assert ana.locator("main").get_by_text("Game over —").count() == 1
     ana.click("#rematch")
     expect(bob.locator("#rematch-offer")).to_contain_text("Ana proposes a rematch — Join")
+
+
+def test_a_rematch_offered_before_the_final_sheet_arrives_breaks_nothing(
+    contexts: Any, live_server: Any
+) -> None:
+    """CI once saw "Cannot read properties of undefined (reading 'seat')": the rematch's
+    announcement drew the final panel with the score sheet read before the end (no winners,
+    totals tied at 0). Here every score sheet asked for after the start is held until the
+    rematch is on screen: the panel waits for the final sheet, then ranks with it."""
+    ana, bob, game_id = _two_at_a_table(contexts)
+    with bob.expect_response("**/scores*"):  # Bob comes back: a sheet of the game in play
+        bob.reload()
+    held: list[Any] = []
+    release = False
+
+    def hold(route: Any) -> None:
+        route.continue_() if release else held.append(route)
+
+    bob.route("**/scores*", hold)
+    bob_token = {"Authorization": f"Bearer {token_of(bob, game_id)}"}
+    answer = requests.post(f"{live_server.url}/games/{game_id}/resign", headers=bob_token)
+    assert answer.status_code == 200, answer.text
+    _both_resign(live_server.url, game_id, ana)  # Bob's page waits for its sheet meanwhile
+    ana.click("#rematch")
+    expect(bob.locator("#rematch-offer")).to_contain_text("Ana proposes a rematch — Join")
+    assert held, "the page asked for no score sheet after the end"
+    expect(bob.locator("#ranking")).to_have_count(0)  # no ranking from a sheet before the end
+    release = True
+    for route in held:
+        route.continue_()
+    expect(bob.locator("#ranking li")).to_have_count(2)
+    expect(bob.locator("#verdict")).not_to_be_empty()

@@ -118,7 +118,7 @@ class GamePage {
       after: this.seen ?? this.view.version, // from the last event the log has seen: no gap
       onEvent: (record) => this.onEvent(record),
       onState: (state) => this.showConnection(state),
-      onRematch: () => this.refresh().then(() => this.render()), // the view says who proposed it
+      onRematch: () => this.refresh().then(() => this.catchUp()), // the view says who proposed it
     });
   }
 
@@ -258,7 +258,10 @@ class GamePage {
    * table's rematch. */
   finalPanel() {
     if (this.view.status !== "over") return null;
-    const content = this.sheet && this.module.finalSummary?.(this.sheet, this.view);
+    // Only the final sheet ranks: one read before the end (or a refresh that found the end
+    // before the final sheet came) has no winners, and its totals may be tied at 0.
+    const final = this.sheet?.version === this.view.version ? this.sheet : null;
+    const content = final && this.module.finalSummary?.(final, this.view);
     return h("section", { class: "panel final", id: "final", "aria-labelledby": "final-title" }, content,
       h("p", { class: "cta" },
         h("a", { class: "button primary", href: `#/replay/${this.id}`, id: "replay-link" }, "Replay this game, turn by turn"), " ",
