@@ -411,6 +411,7 @@ def test_a_lookup_refused_under_the_lock_releases_it(
     held = (
         "SELECT count(*) FROM pg_locks JOIN pg_stat_activity USING (pid)"
         " WHERE locktype = 'advisory' AND application_name = 'cardroom-idempotency'"
+        " AND datname = current_database()"  # not the other test workers' databases
     )
     with serve(app) as url, ApiClient(url) as client:
         with owner_connection.transaction():

@@ -134,7 +134,8 @@ def _waits_for_advisory_lock(database_url: str) -> bool:
     with psycopg.connect(database_url) as conn:
         row = conn.execute(
             "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted"
-            " AND classid = %s",
+            " AND classid = %s"
+            " AND database = (SELECT oid FROM pg_database WHERE datname = current_database())",
             (invitations.lock_key(uuid.uuid4())[0],),
         ).fetchone()
     return bool(row and row[0])
