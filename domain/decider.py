@@ -88,10 +88,12 @@ class CreateGame(NamedTuple):
 
 
 class TakeSeat(NamedTuple):
-    """Take the next free seat. ``seed``, the game's secret, deals if this seat starts the game."""
+    """Take the next free seat. ``seed``, the game's secret, deals if this seat starts the game.
+    ``account``: the account the seat is taken for; one account holds at most one seat a game."""
 
     name: str
     seed: bytes
+    account: str | None = None  # the account taking the seat (issue 35), recorded with it
 
 
 class MakeMove(NamedTuple):

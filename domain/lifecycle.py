@@ -93,12 +93,30 @@ def take_seat(log: Log[Any], command: TakeSeat, start: Start) -> None:
     _check_not_cancelled(state)
     if state.started or state.over:
         raise conflict("game_full", "every seat of this game is taken")
+    if command.account is not None:
+        _check_one_seat(state, command.account)
     name = command.name
     if state.name_rule:
         name = names.normalise(name, state.name_rule)
         names.check_unlike(name, seat_names(state), state.name_rule)
-    log.record(Event(SEAT_TAKEN, {"seat": first_free(state.names), "name": name}))
+    data: dict[str, Any] = {"seat": first_free(state.names), "name": name}
+    if command.account is not None:  # a seat without an account records what it always did
+        data["account"] = command.account
+    log.record(Event(SEAT_TAKEN, data))
     seat_bots(log, command.seed, start)
+
+
+def _check_one_seat(state: Any, account: str) -> None:
+    """One account holds at most one seat of a game (issue 35)."""
+    held = getattr(state, "accounts", ())
+    if account in held:
+        seat = held.index(account)
+        raise conflict(
+            "already_seated",
+            f"this account already holds seat {seat} of this game: act for it with the"
+            " account's token",
+            seat=seat,
+        )
 
 
 def first_free(seats: Sequence[str | None]) -> int:
@@ -266,7 +284,18 @@ def on_seat_taken(state: Any, data: Any, version: int) -> Any:
         seated.append(version)
     else:
         names[seat], seated[seat] = data["name"], version
-    return _replace(state, version=version, names=tuple(names), seated_at=tuple(seated))
+    changes = {"names": tuple(names), "seated_at": tuple(seated)}
+    account = data.get("account")
+    if account is not None or len(state.accounts) > seat:
+        changes["accounts"] = _set_seat(state.accounts, seat, account)
+    return _replace(state, version=version, **changes)
+
+
+def _set_seat(accounts: tuple[str | None, ...], seat: int, account: str | None) -> tuple:
+    """``accounts`` with ``seat``'s account set (None-padded up to it)."""
+    held = list(accounts) + [None] * (seat + 1 - len(accounts))
+    held[seat] = account
+    return tuple(held)
 
 
 def on_seat_left(state: Any, data: Any, version: int) -> Any:
@@ -276,7 +305,10 @@ def on_seat_left(state: Any, data: Any, version: int) -> Any:
     while names and names[-1] is None:
         names.pop()
         seated.pop()
-    return _replace(state, version=version, names=tuple(names), seated_at=tuple(seated))
+    changes = {"names": tuple(names), "seated_at": tuple(seated)}
+    if len(state.accounts) > data["seat"]:  # the seat's account holds it no more
+        changes["accounts"] = _set_seat(state.accounts, data["seat"], None)
+    return _replace(state, version=version, **changes)
 
 
 def on_taken_over(state: Any, data: Any, version: int) -> Any:

@@ -127,6 +127,7 @@ class Settings(BaseSettings):
     )
     rate_limits: Literal["on", "off"] = Field("on", description="rate limits on or off")
     rate_limit_create: str = Field("30/minute", description="POST /games per client address")
+    rate_limit_accounts: str = Field("10/hour", description="POST /accounts per client address")
     rate_limit_join: str = Field(
         "60/minute", description="POST /games/{id}/players per client address"
     )
@@ -186,7 +187,11 @@ class Settings(BaseSettings):
         )
 
     @field_validator(
-        "rate_limit_create", "rate_limit_join", "rate_limit_join_game", "rate_limit_moves"
+        "rate_limit_create",
+        "rate_limit_accounts",
+        "rate_limit_join",
+        "rate_limit_join_game",
+        "rate_limit_moves",
     )
     @classmethod
     def _rate(cls, value: str) -> str:

@@ -31,6 +31,10 @@ APP_TABLES = {
     "key_ids": "retired_at",  # 0012: hosts record their keys; only the owner retires one
     "rematches": "rematch_id",
     "rematch_seats": "new_seat",
+    "accounts": "name",  # 0018
+    "account_names": "account_id",
+    "account_tokens": "token_hash",  # only last_used_at and revoked_at are ever updated
+    "account_seats": "account_id",
 }
 TEST_PASSWORD = "cardroom-test"  # only where the test server wants passwords (testcontainers)
 

@@ -31,7 +31,7 @@ def commands(events: Sequence[Event], seed: bytes) -> Iterator[tuple[int, Comman
         if event.type == GAME_CREATED:
             yield position, create_command(data, seed)
         elif event.type == SEAT_TAKEN and "bot" not in data:
-            yield position, TakeSeat(data["name"], seed)
+            yield position, TakeSeat(data["name"], seed, data.get("account"))
         elif event.type == CARD_PLAYED:
             cell = data["cell"] if data["cell"] is not None else data["removed"]
             play = Play(data["card"], (cell[0], cell[1]), by)

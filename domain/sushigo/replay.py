@@ -59,7 +59,7 @@ def commands(events: Sequence[Event], seed: bytes) -> Iterator[tuple[int, Comman
         if event.type == GAME_CREATED:
             yield index, create_command(data, seed)
         elif event.type == SEAT_TAKEN and "bot" not in data:
-            yield index, TakeSeat(data["name"], seed)
+            yield index, TakeSeat(data["name"], seed, data.get("account"))
         elif event.type == CARD_PICKED and not data.get("auto"):
             yield index, MakeMove(data["seat"], Pick.from_json(dict(data)), seed)
         elif (command := lifecycle_command(event, seed)) is not None:

@@ -107,6 +107,8 @@ class State(NamedTuple):
     seated_at: tuple[int, ...] = ()  # per seat: the version of its seat_taken (0: free)
     taken_over: tuple[tuple[int, str], ...] = ()  # (seat, reason) the greedy bot plays
     cancelled: bool = False  # game_cancelled: the seats did not fill in time
+    # per seat: the account holding it (issue 35; None: anonymous, a bot or free)
+    accounts: tuple[str | None, ...] = ()
 
     @property
     def bots(self) -> dict[int, str]:

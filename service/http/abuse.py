@@ -2,7 +2,8 @@
 
 **Rate limits** (Flask-Limiter's storage and fallback, counted by `limits` directly from each
 limited route: ``_Counter``): per client IP address, ``POST /games`` at most
-``CARDROOM_RATE_LIMIT_CREATE`` (default ``30/minute``), ``POST /games/{id}/players`` at most
+``CARDROOM_RATE_LIMIT_CREATE`` (default ``30/minute``), ``POST /accounts`` at most
+``CARDROOM_RATE_LIMIT_ACCOUNTS`` (default ``10/hour``), ``POST /games/{id}/players`` at most
 ``CARDROOM_RATE_LIMIT_JOIN`` (default ``60/minute``) across all games and at most
 ``CARDROOM_RATE_LIMIT_JOIN_GAME`` (default ``12/minute``, the most seats a game has) into any
 one game; per bearer token (per IP address without
@@ -62,6 +63,7 @@ from service.http.problems import Problem
 from service.settings import settings
 
 DEFAULT_CREATE_LIMIT = "30/minute"
+DEFAULT_ACCOUNTS_LIMIT = "10/hour"
 DEFAULT_JOIN_LIMIT = "60/minute"
 DEFAULT_JOIN_GAME_LIMIT = "12/minute"
 DEFAULT_MOVE_LIMIT = "300/minute"
@@ -82,6 +84,9 @@ def register(app: Flask) -> None:
     app.config.setdefault("RATELIMIT_ENABLED", configured.rate_limits == "on")
     app.config.setdefault(
         "CARDROOM_RATE_LIMIT_CREATE", configured.rate_limit_create or DEFAULT_CREATE_LIMIT
+    )
+    app.config.setdefault(
+        "CARDROOM_RATE_LIMIT_ACCOUNTS", configured.rate_limit_accounts or DEFAULT_ACCOUNTS_LIMIT
     )
     app.config.setdefault(
         "CARDROOM_RATE_LIMIT_JOIN", configured.rate_limit_join or DEFAULT_JOIN_LIMIT
@@ -276,6 +281,7 @@ Per = Callable[[], str]  # what a limit is counted per: the request's address, t
 # The limited routes: (endpoint, the app config key of its limit, what it is counted per).
 LIMITS = (
     ("api.create_game", "CARDROOM_RATE_LIMIT_CREATE", get_remote_address),
+    ("api.create_account", "CARDROOM_RATE_LIMIT_ACCOUNTS", get_remote_address),
     ("api.join_game", "CARDROOM_RATE_LIMIT_JOIN", get_remote_address),
     ("api.join_game", "CARDROOM_RATE_LIMIT_JOIN_GAME", _address_and_game),
     ("api.make_move", "CARDROOM_RATE_LIMIT_MOVES", _token_or_address),

@@ -1,7 +1,13 @@
 """Bearer tokens: 32 random bytes, shown once, stored only as a SHA-256 hash.
 
-A token acts only for its own seat in its own game. Comparison is in constant time
+A seat token acts only for its own seat in its own game. Comparison is in constant time
 (``hmac.compare_digest``) against the hashes of the game's seats.
+
+An account token (issue 35: ``cardroom_pat_`` and 32 random bytes, so that secret scanners
+recognise a leaked one) acts for its account: for the seat the account holds in any game, and on
+the account's own routes, within its scopes (service/http/schemas/accounts.py;
+``403 insufficient_scope`` names the one missing). Its row is read with every request, so a
+revoked token is refused everywhere at once.
 """
 
 from __future__ import annotations
@@ -16,14 +22,24 @@ from flask import request
 from service import errors, logs
 from service.http.problems import Problem
 from service.play import GameService
+from service.store.accounts import Bearer
 from service.store.events import SeatToken
 from service.store.invitations import PrivateGame
 
 TOKEN_BYTES = 32
+ACCOUNT_TOKEN_PREFIX = "cardroom_pat_"
 
 
 def new_token() -> str:
     return secrets.token_urlsafe(TOKEN_BYTES)
+
+
+def new_account_token() -> str:
+    return ACCOUNT_TOKEN_PREFIX + secrets.token_urlsafe(TOKEN_BYTES)
+
+
+def is_account_token(token: str) -> bool:
+    return token.startswith(ACCOUNT_TOKEN_PREFIX)
 
 
 def token_hash(token: str) -> bytes:
@@ -61,7 +77,10 @@ def seat_of(games: GameService, game_id: UUID, token: str, held: bool = True) ->
 
 
 def token_of(games: GameService, game_id: UUID, token: str, held: bool = True) -> SeatToken:
-    """The seat token row ``token`` matches in ``game_id`` (see ``seat_of``)."""
+    """The seat token row ``token`` matches in ``game_id`` (see ``seat_of``); for an account
+    token, its account's seat there."""
+    if is_account_token(token):
+        return account_seat(games, game_id, token)
     digest = token_hash(token)
     found = _match(games.seat_tokens(game_id), digest)
     if found is None:  # a seat taken since the cache was filled?
@@ -164,3 +183,82 @@ def optional_seat(games: GameService, game_id: UUID) -> int | None:
     """A seat's view with a valid token, a spectator's without any (a bad token is an error)."""
     token = bearer_token()
     return None if token is None else seat_of(games, game_id, token)
+
+
+# --- account tokens (issue 35) ---------------------------------------------------------------
+
+
+def bearer_account(games: GameService, token: str) -> Bearer:
+    """The account ``token`` acts for: 401 ``invalid_token`` if unknown or revoked."""
+    bearer = games.accounts.bearer(token_hash(token))
+    if bearer is None:
+        raise Problem(
+            401,
+            "invalid_token",
+            "unknown or revoked account token: mint a new one with another token of the"
+            " account (POST /accounts/me/tokens), or create an account",
+            headers={"WWW-Authenticate": 'Bearer error="invalid_token"'},
+        )
+    logs.bind(account=bearer.account.id)
+    return bearer
+
+
+def require_scope(bearer: Bearer, scope: str) -> Bearer:
+    """``bearer`` if its token has ``scope``; else 403 ``insufficient_scope`` naming it."""
+    if scope not in bearer.token.scopes:
+        raise Problem(
+            403,
+            "insufficient_scope",
+            f"this token lacks the scope '{scope}' (it has: {', '.join(bearer.token.scopes)});"
+            f" mint a token with it (POST /accounts/me/tokens)",
+            headers={"WWW-Authenticate": f'Bearer error="insufficient_scope", scope="{scope}"'},
+            errors={"scope": scope},
+        )
+    return bearer
+
+
+def require_account(games: GameService, scope: str | None = None) -> Bearer:
+    """The request's account (its bearer must be an account token, with ``scope`` if given)."""
+    token = bearer_token()
+    if token is None:
+        raise Problem(
+            401,
+            "missing_token",
+            "this needs an account token: 'Authorization: Bearer cardroom_pat_...' (POST"
+            " /accounts creates an account and its first token)",
+            headers={"WWW-Authenticate": "Bearer"},
+        )
+    if not is_account_token(token):
+        raise Problem(
+            401,
+            "invalid_token",
+            "this needs an account token (cardroom_pat_...), not a seat token",
+            headers={"WWW-Authenticate": 'Bearer error="invalid_token"'},
+        )
+    bearer = bearer_account(games, token)
+    return bearer if scope is None else require_scope(bearer, scope)
+
+
+def optional_account(games: GameService, scope: str) -> Bearer | None:
+    """The request's account if it sent an account token (with ``scope``), else None."""
+    token = bearer_token()
+    if token is None or not is_account_token(token):
+        return None
+    return require_scope(bearer_account(games, token), scope)
+
+
+def account_seat(games: GameService, game_id: UUID, token: str) -> SeatToken:
+    """The seat an account token acts for in ``game_id`` (scope ``play``): 403
+    ``not_your_game`` if its account holds none there."""
+    bearer = require_scope(bearer_account(games, token), "play")
+    found = games.account_seat(game_id, bearer.account.id)
+    if found is None:
+        raise Problem(
+            403,
+            "not_your_game",
+            "this account holds no seat in this game: take one (POST /games/{id}/players with"
+            " the account token)",
+        )
+    seat, taken_at = found
+    logs.bind(seat=seat)
+    return SeatToken(seat, token_hash(token), taken_at)

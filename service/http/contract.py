@@ -43,6 +43,7 @@ SHARED_BODIES = (
     schemas.Liveness,
     schemas.Readiness,
     schemas.Rulings,
+    *schemas.ACCOUNT_BODIES,
 )
 
 

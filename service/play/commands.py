@@ -87,6 +87,7 @@ class Commands(GameReads):
         waiting_limit: int = 0,
         invitation: bytes | None = None,
         rematch_of: tuple[UUID, int] | None = None,
+        account: str | None = None,
     ) -> tuple[int, Loaded]:
         """Take the next free seat for ``name``; the seat's token hash is stored with it, and
         the ``client`` taking it (``Keyring.client_hash``), who may hold seats in at most
@@ -94,13 +95,14 @@ class Commands(GameReads):
         invitation presented to join a private game; 403 ``invalid_invitation`` if its creator
         revoked or replaced it before the seat was taken (even while this join was deciding).
         ``rematch_of``: the finished game and its seat taking its seat in this, its rematch
-        (written with the seat: ``RematchSeatTaken`` if it has one already)."""
+        (written with the seat: ``RematchSeatTaken`` if it has one already). ``account``: the
+        account taking the seat, recorded in its ``seat_taken`` (issue 35)."""
         if client is not None and waiting_limit:
             self._check_waiting(game_id, client, waiting_limit)
         for _ in range(MAX_ATTEMPTS):
             loaded = self.load(game_id)
             game, seed = loaded.adapter.game, self.seed(game_id)
-            outcome = self._decide(loaded, seed, TakeSeat(name, seed))
+            outcome = self._decide(loaded, seed, TakeSeat(name, seed, account))
             faults.point("decided")
             seat = outcome.events[0].data["seat"]
             try:

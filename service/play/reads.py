@@ -15,6 +15,7 @@ from service import autoplay, key_registry
 from service import keys as service_keys
 from service.play.loaded import CACHE_SIZE, FILL_SECONDS, STALL_SECONDS, Loaded, adapter_for
 from service.store import signatures
+from service.store.accounts import Accounts
 from service.store.deadlines import Deadlines
 from service.store.events import (
     EventStore,
@@ -55,6 +56,7 @@ class GameReads:
         self.deadlines = Deadlines(store.pool, store.watchdog)
         self._deadlines: Recent[UUID, tuple[Any, datetime | None]] = Recent(CACHE_SIZE)
         self.invitations = Invitations(store)
+        self.accounts = Accounts(store)  # identities across games (issue 35)
         self._private: Recent[UUID, bool] = Recent(CACHE_SIZE)
         store.on_new_database(self.forget)
 
@@ -287,6 +289,15 @@ class GameReads:
         state = cached[1] if cached is not None else self.load(game_id).state
         return self.holds_in(game_id, state, token)
 
+    def account_seat(self, game_id: UUID, account_id: str) -> tuple[int, int] | None:
+        """The seat ``account_id`` holds in ``game_id`` and the version of its ``seat_taken``
+        (None if it holds none), by this process's latest state, read again before a "no"."""
+        cached = self._states.get(game_id)
+        found = None if cached is None else _account_seat(cached[1], account_id)
+        if found is None:
+            found = _account_seat(self.load(game_id).state, account_id)
+        return found
+
     def holds_in(self, game_id: UUID, state: Any, token: SeatToken) -> bool:
         """Whether ``token`` holds its seat in ``state`` (see ``holds``)."""
         seated = getattr(state, "seated_at", None)
@@ -333,3 +344,11 @@ class GameReads:
         """Whether the game has started (or is over): every game's view says its ``status``.
         Why not the seat number: bots may take the seats after a person's."""
         return loaded.adapter.game.view(loaded.state, SPECTATOR)["status"] != "waiting"
+
+
+def _account_seat(state: Any, account_id: str) -> tuple[int, int] | None:
+    accounts = getattr(state, "accounts", ())
+    if account_id not in accounts:
+        return None
+    seat = accounts.index(account_id)
+    return seat, state.seated_at[seat]

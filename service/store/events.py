@@ -22,7 +22,7 @@ from psycopg import errors
 from domain.chain import GENESIS
 from domain.decider import FINAL_EVENTS, Event
 from service import metrics
-from service.store import idempotency_records, invitations, rematches, signatures
+from service.store import accounts, idempotency_records, invitations, rematches, signatures
 from service.store.event_reads import EventReads
 from service.store.event_sql import (
     CONFLICT_CONSTRAINTS,
@@ -108,6 +108,7 @@ class EventStore(EventReads):
                     cur.execute(idempotency_records.INSERT, record.params(game_id, len(rows)))
                 if rematch_of is not None:
                     rematches.insert(cur, rematch_of[0], game_id, rematch_of[1])
+                accounts.insert_seats(cur, accounts.seat_rows(game_id, 1, events))
                 signature = self._final_signature(game_id, rows, events)
                 if signature is not None:
                     cur.execute(signatures.INSERT, signature)
@@ -156,6 +157,7 @@ class EventStore(EventReads):
         previous = self.hash_at(game_id, expected_version)
         rows = event_rows(game_id, expected_version + 1, previous, events)
         signature = self._final_signature(game_id, rows, events)
+        seated = accounts.seat_rows(game_id, expected_version + 1, events)
         query = append_query(
             len(rows),
             seat_token is not None,
@@ -163,6 +165,7 @@ class EventStore(EventReads):
             record is not None,
             rematch_seat is not None,
             signature is not None,
+            len(seated),
         )
         params: list[Any] = []
         if seat_token is not None:
@@ -175,6 +178,7 @@ class EventStore(EventReads):
             params += rematch_seat
         if signature is not None:
             params += signature
+        params += [value for row in seated for value in row]
         params += [value for row in rows for value in row]
         # One statement, hence atomic even in autocommit, in one round trip.
         metrics.APPENDS.inc()

@@ -148,9 +148,11 @@ def make_move(game_id: str) -> Response:
               schema: {$ref: '#/components/schemas/MoveUnauthorized'}
         '403':
           description: |
-            - `not_your_game`: the token belongs to a seat of another game;
+            - `not_your_game`: the token belongs to a seat of another game (an account
+              token: its account holds no seat in this game);
             - `not_your_seat`: the body's `seat` is not the token's seat;
-            - `not_a_seat`: the token's seat does not play in this game.
+            - `not_a_seat`: the token's seat does not play in this game;
+            - `insufficient_scope`: an account token without `play`.
           content:
             application/problem+json:
               schema: {$ref: '#/components/schemas/MoveForbidden'}

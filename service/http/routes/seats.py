@@ -8,6 +8,7 @@ from uuid import UUID
 from flask import Response, request
 
 from service.http import abuse, auth, idempotency
+from service.http.problems import Problem
 from service.http.routes.common import (
     api,
     as_it_was,
@@ -20,10 +21,12 @@ from service.http.routes.common import (
     load,
     with_receipt,
 )
-from service.http.schemas import JoinRequest, NewInvitation, SeatGranted
+from service.http.schemas import AnonymousJoinRequest, JoinRequest, NewInvitation, SeatGranted
 from service.play import Loaded
+from service.store.accounts import Bearer
 
 JOIN_REQUEST = JoinRequest()
+ANONYMOUS_JOIN_REQUEST = AnonymousJoinRequest()
 NEW_INVITATION = NewInvitation()
 SEAT_GRANTED = SeatGranted()
 
@@ -60,6 +63,13 @@ def join_game(game_id: str) -> Response:
         `too_long`, `mixed_scripts`). A name whose UTS #39 confusable skeleton (as written or
         case-folded) is another seat's (bots' included) is `409 name_taken` (`details.seat`):
         Cyrillic `а`, Greek `ο`, `0` for `O`, `1` and `I` for `l`.
+
+        **As an account** (issue 35): with an account token (`Authorization: Bearer
+        cardroom_pat_…`, scope `play`) the seat is the account's: `name` may be left out (the
+        seat takes the account's name; if sent, it must be that name), the seat's `seat_taken`
+        event records the `account_id`, and the account token acts for the seat from then on
+        (the seat token in the answer works too). One account holds at most one seat a game
+        (`409 already_seated`, `errors.seat`).
 
         **Private games** need `invitation`: the invitation from the answer that created the
         game (`403 invitation_required` without it, `invalid_invitation` for another one or a
@@ -110,11 +120,13 @@ def join_game(game_id: str) -> Response:
                 game_id: $response.body#/game_id
                 header.Authorization: Bearer {$response.body#/token}
         '400': BadBody
+        '401': AccountUnauthorized
         '404': GameNotFound
         '403':
           description: |
             - `invitation_required`: the game is private and the body has no `invitation`;
-            - `invalid_invitation`: not the game's invitation, or its creator revoked it.
+            - `invalid_invitation`: not the game's invitation, or its creator revoked it;
+            - `insufficient_scope`: the account token lacks `play`.
           content:
             application/problem+json:
               schema: {$ref: '#/components/schemas/JoinForbidden'}
@@ -122,6 +134,8 @@ def join_game(game_id: str) -> Response:
           description: |
             - `game_full`: every seat is taken (the game has started or is over);
             - `name_taken`: another seat's name looks the same as this one (`details.seat`);
+            - `already_seated`: the account token's account holds a seat of this game already
+              (`errors.seat`);
             - `too_many_waiting_games`: your address holds seats in as many games that have
               not started as it may (`CARDROOM_WAITING_GAMES_PER_ADDRESS`, default 10);
             - `game_cancelled`: the game was cancelled, its seats did not fill in time
@@ -150,7 +164,8 @@ def join_game(game_id: str) -> Response:
         '503': DatabaseUnavailable
     """
     gid = game_id_of(game_id)
-    body = JOIN_REQUEST.load(json_body())
+    account = auth.optional_account(games(), "play")
+    body = (ANONYMOUS_JOIN_REQUEST if account is None else JOIN_REQUEST).load(json_body())
     load(gid)
     keyed = idempotency.begin()
     if keyed is not None and keyed.stored is not None:
@@ -161,14 +176,28 @@ def join_game(game_id: str) -> Response:
     client = games().keys.client_hash(request.remote_addr or "")
     seat, loaded = games().join(
         gid,
-        body["name"],
+        body["name"] if account is None else account_name(account, body.get("name")),
         auth.token_hash(token),
         record,
         client,
         abuse.waiting_games_limit(),
         invitation=invitation,
+        account=None if account is None else account.account.id,
     )
     return seat_granted(gid, seat, token, loaded)
+
+
+def account_name(account: Bearer, name: str | None) -> str:
+    """The seat's name when an account takes it: the account's (a name sent must be it)."""
+    if name is not None and name.strip() != account.account.name:
+        raise Problem(
+            400,
+            "invalid_request",
+            f"an account's seat takes the account's name ({account.account.name!r}): leave"
+            " 'name' out",
+            errors={"name": ["must be the account's name, or left out"]},
+        )
+    return account.account.name
 
 
 def rejoined(gid: UUID, keyed: idempotency.Keyed) -> Response:
@@ -189,6 +218,10 @@ def seat_granted(gid: UUID, seat: int, token: str, loaded: Loaded) -> Response:
         "token_type": "Bearer",
         "started": games().started(loaded),  # bots may take the seats after this one
     }
+    accounts = getattr(loaded.state, "accounts", ())
+    account = accounts[seat] if len(accounts) > seat else None
+    if account is not None:  # an anonymous seat's answer is what it always was
+        granted["account_id"] = account
     return with_receipt(SEAT_GRANTED.dump(granted), loaded, 201, Location=game_url(gid))
 
 

@@ -12,6 +12,15 @@ class name.
 from __future__ import annotations
 
 from service.bodies import Receipt
+from service.http.schemas.accounts import (
+    AccountCreated,
+    AccountSummary,
+    Me,
+    NewAccountRequest,
+    NewTokenRequest,
+    TokenGranted,
+    TokenList,
+)
 from service.http.schemas.checks import AuditReport, Health, Jwk, Jwks, Liveness, Readiness
 from service.http.schemas.events import EventPage, EventRecord, ExportLine
 from service.http.schemas.games import (
@@ -37,9 +46,28 @@ from service.http.schemas.queries import (
     StreamQuery,
     min_version_field,
 )
-from service.http.schemas.requests import AuditRequest, BotRequest, CreateGameRequest, JoinRequest
+from service.http.schemas.requests import (
+    AnonymousJoinRequest,
+    AuditRequest,
+    BotRequest,
+    CreateGameRequest,
+    JoinRequest,
+)
+
+# The bodies of the accounts' routes (issue 35), for the contract.
+ACCOUNT_BODIES = (
+    NewAccountRequest,
+    AccountCreated,
+    AccountSummary,
+    Me,
+    NewTokenRequest,
+    TokenGranted,
+    TokenList,
+)
 
 __all__ = [
+    "ACCOUNT_BODIES",
+    "AnonymousJoinRequest",
     "AuditReport",
     "AuditRequest",
     "BotRequest",

@@ -104,6 +104,9 @@ class SeatGranted(Schema):
         metadata={"description": "Taking this seat started the game (it was the last free seat)."},
     )
     receipt = fields.Nested(Receipt, metadata={"description": RECEIPT_DESCRIPTION})
+    account_id = fields.String(
+        metadata={"description": "The account the seat is for, when taken with an account token."}
+    )
 
 
 class RematchGranted(SeatGranted):

@@ -114,9 +114,11 @@ class BotRequest(Strict):
 
 class JoinRequest(Strict):
     name = fields.String(
-        required=True,
         validate=NAME,
-        metadata={"description": f"The name shown for the seat. {NAME_DESCRIPTION}"},
+        metadata={
+            "description": "The name shown for the seat; required, unless an account token takes"
+            f" the seat (its name is the account's). {NAME_DESCRIPTION}"
+        },
     )
     invitation = fields.String(
         validate=validate.Length(max=128),
@@ -126,6 +128,12 @@ class JoinRequest(Strict):
             " public games."
         },
     )
+
+
+class AnonymousJoinRequest(JoinRequest):
+    """A join without an account token: the seat's name is required."""
+
+    name = fields.String(required=True, validate=NAME)
 
 
 class AuditRequest(Strict):

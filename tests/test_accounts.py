@@ -1,0 +1,152 @@
+"""Accounts and personal access tokens (issue 35): one identity across games, Lichess's model (no
+passwords). Over HTTP, against the real app and PostgreSQL."""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+from typing import Any
+
+import psycopg
+import pytest
+from api_client import ApiClient, expect_problem, expect_status
+
+pytest_plugins = ["api_fixtures"]
+
+PREFIX = "cardroom_pat_"
+
+
+def unique_name(stem: str = "acct") -> str:
+    return f"{stem}{uuid.uuid4().hex[:12]}"
+
+
+def new_account(api: ApiClient, name: str | None = None) -> dict[str, Any]:
+    response = api.post("/accounts", {"name": name or unique_name()}, token=None)
+    expect_status(response, 201)
+    return response.json()
+
+
+def test_an_account_is_created_with_a_token_shown_once_and_stored_as_its_hash(
+    api: ApiClient, database_url: str
+) -> None:
+    name = unique_name("Ada")
+    response = api.post("/accounts", {"name": f"  {name} "}, token=None)
+    expect_status(response, 201)
+    created = response.json()
+    assert created["name"] == name  # stripped, as seats' names are
+    assert response.headers["Location"] == f"/accounts/{created['account_id']}"
+    token = created["token"]
+    assert token.startswith(PREFIX) and len(token) == len(PREFIX) + 43  # 256 random bits
+    assert set(created["scopes"]) == {"play", "history:read", "webhooks:write", "tokens:write"}
+    with psycopg.connect(database_url) as conn:
+        stored = conn.execute(
+            "SELECT token_hash FROM account_tokens WHERE account_id = %s",
+            (created["account_id"],),
+        ).fetchall()
+        clear = conn.execute(
+            "SELECT count(*) FROM account_tokens WHERE position(%s in label) > 0",
+            (token,),
+        ).fetchone()
+    assert stored == [(hashlib.sha256(token.encode()).digest(),)]
+    assert clear == (0,)
+    me = api.get("/accounts/me", token=token)
+    expect_status(me, 200)
+    assert me.json()["account_id"] == created["account_id"]
+    assert me.json()["token"]["token_id"] == created["token_id"]
+    assert "token" not in me.json()["token"]  # never the secret again
+    public = api.get(f"/accounts/{created['account_id']}", token=None)
+    expect_status(public, 200)
+    assert public.json() == {k: me.json()[k] for k in ("account_id", "name", "bot", "created_at")}
+
+
+def test_names_are_unique_under_uts39(api: ApiClient) -> None:
+    name = unique_name("Bob")
+    new_account(api, name)
+    for lookalike in (name.upper(), name.replace("o", "0")):  # case; a zero for an o
+        expect_problem(api.post("/accounts", {"name": lookalike}, token=None), 409, "name_taken")
+    expect_problem(api.post("/accounts", {"name": "greedy bot"}, token=None), 409, "name_taken")
+    refused = api.post("/accounts", {"name": "a\u202eb"}, token=None)
+    expect_problem(refused, 422, "invalid_name")
+
+
+def test_the_built_in_bots_are_accounts(api: ApiClient) -> None:
+    for kind in ("greedy", "random"):
+        response = api.get(f"/accounts/bot:{kind}", token=None)
+        expect_status(response, 200)
+        assert response.json()["bot"] == kind
+    expect_problem(api.get("/accounts/nobody", token=None), 404, "account_not_found")
+
+
+def test_tokens_are_minted_within_scopes_listed_without_secrets_and_revoked_at_once(
+    api: ApiClient,
+) -> None:
+    created = new_account(api)
+    root = created["token"]
+    minted = api.post("/accounts/me/tokens", {"scopes": ["play"], "label": "my bot"}, token=root)
+    expect_status(minted, 201)
+    bot = minted.json()
+    assert bot["token"].startswith(PREFIX) and bot["scopes"] == ["play"]
+    # A play token cannot manage tokens, nor mint one wider than itself.
+    refused = api.get("/accounts/me/tokens", token=bot["token"])
+    expect_problem(refused, 403, "insufficient_scope")
+    assert refused.json()["errors"] == {"scope": "tokens:write"}
+    assert 'scope="tokens:write"' in refused.headers["WWW-Authenticate"]
+    narrow = api.post("/accounts/me/tokens", {"scopes": ["history:read"]}, token=root).json()
+    wider = api.post(
+        "/accounts/me/tokens", {"scopes": ["play"]}, token=narrow["token"]
+    )  # no tokens:write
+    expect_problem(wider, 403, "insufficient_scope")
+    listed = api.get("/accounts/me/tokens", token=root)
+    expect_status(listed, 200)
+    tokens = listed.json()["tokens"]
+    assert [t["label"] for t in tokens] == ["created with the account", "my bot", ""]
+    assert all("token" not in t for t in tokens)
+    assert bot["token"] not in listed.text and root not in listed.text
+    # Revoked: refused on the next request.
+    gone = api.request("DELETE", f"/accounts/me/tokens/{bot['token_id']}", token=root)
+    expect_status(gone, 204)
+    expect_problem(api.get("/accounts/me", token=bot["token"]), 401, "invalid_token")
+    again = api.request("DELETE", f"/accounts/me/tokens/{bot['token_id']}", token=root)
+    expect_status(again, 204)  # revoking a revoked token changes nothing
+    unknown = api.request("DELETE", f"/accounts/me/tokens/{uuid.uuid4()}", token=root)
+    expect_problem(unknown, 404, "token_not_found")
+    other = new_account(api)
+    theirs = api.request("DELETE", f"/accounts/me/tokens/{bot['token_id']}", token=other["token"])
+    expect_problem(theirs, 404, "token_not_found")
+
+
+def test_account_routes_need_an_account_token(api: ApiClient) -> None:
+    missing = api.get("/accounts/me", token=None, request_valid=False)
+    expect_problem(missing, 401, "missing_token")
+    game = api.create_game(2)
+    seat = api.join(game["game_id"], unique_name())
+    expect_problem(api.get("/accounts/me", token=seat["token"]), 401, "invalid_token")
+    expect_problem(api.get("/accounts/me", token=PREFIX + "x" * 43), 401, "invalid_token")
+
+
+@pytest.mark.parametrize("game", ["sushi-go", "sequence"])
+def test_an_account_takes_a_seat_and_its_token_acts_for_it(api: ApiClient, game: str) -> None:
+    account = new_account(api)
+    token = account["token"]
+    created = api.create_game(2, game)
+    gid = created["game_id"]
+    joined = api.post(f"/games/{gid}/players", {}, token=token)
+    expect_status(joined, 201)
+    seat = joined.json()
+    assert seat["account_id"] == account["account_id"] and seat["name"] == account["name"]
+    expect_problem(api.post(f"/games/{gid}/players", {}, token=token), 409, "already_seated")
+    expect_status(api.post(f"/games/{gid}/players", {"name": "someone else"}, token=token), 400)
+    api.join(gid, unique_name())  # an anonymous seat: the game starts
+    view = api.game(gid, token=token)
+    assert view["you"]["seat"] == seat["seat"]
+    assert view == api.game(gid, token=seat["token"])  # the seat token works as well
+    events = api.get(f"/games/{gid}/events", token=None).json()["events"]
+    taken = [e["data"] for e in events if e["type"] == "seat_taken"]
+    assert taken[0] == {"seat": 0, "name": account["name"], "account": account["account_id"]}
+    assert "account" not in taken[1]  # an anonymous seat records what it always did
+    other = new_account(api)
+    expect_problem(api.get(f"/games/{gid}", token=other["token"]), 403, "not_your_game")
+    play_only = api.post("/accounts/me/tokens", {"scopes": ["history:read"]}, token=token).json()[
+        "token"
+    ]
+    expect_problem(api.get(f"/games/{gid}", token=play_only), 403, "insufficient_scope")
