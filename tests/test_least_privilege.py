@@ -35,6 +35,7 @@ APP_TABLES = {
     "account_names": "account_id",
     "account_tokens": "token_hash",  # only last_used_at and revoked_at are ever updated
     "account_seats": "account_id",
+    "account_feed": "data",
 }
 TEST_PASSWORD = "cardroom-test"  # only where the test server wants passwords (testcontainers)
 

@@ -32,6 +32,7 @@ def test_concurrent_migrations_apply_once(database_url: str) -> None:
             ).fetchall()
         assert versions == [(ScriptDirectory.from_config(alembic_config(url)).get_current_head(),)]
         assert [t for (t,) in tables] == [
+            "account_feed",
             "account_names",
             "account_seats",
             "account_tokens",

@@ -11,6 +11,10 @@ no passwords, no sessions).
 - ``account_seats``: which account took which seat, written in the same statement as the
   ``seat_taken`` event that names it (service/store/event_sql.py), bots' seats included. A row
   is a fact: a seat left later is told by its ``seat_left`` event, as for ``seats``.
+- ``account_feed``: what an account's stream tells it (``GET /accounts/me/stream``): a game
+  started, its turn, a game finished, a rematch, a challenge and its answer. Written in the
+  transaction that makes it true; read in ``(tx, id)`` order below the oldest transaction still
+  running, so a row that commits late is never skipped (service/store/account_feed.py).
 
 Revision ID: 0018
 Revises: 0016
@@ -63,7 +67,19 @@ CREATE TABLE account_seats (
     PRIMARY KEY (game_id, seat, taken_at)
 );
 CREATE INDEX account_seats_account ON account_seats (account_id, game_id);
-GRANT SELECT, INSERT ON accounts, account_names, account_seats TO {ROLE};
+CREATE TABLE account_feed (
+    account_id  text NOT NULL REFERENCES accounts (id),
+    id          bigint GENERATED ALWAYS AS IDENTITY,
+    tx          xid8 NOT NULL DEFAULT pg_current_xact_id(),
+    type        text NOT NULL,
+    game_id     uuid,
+    data        jsonb NOT NULL,
+    created_at  timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (account_id, id)
+);
+CREATE INDEX account_feed_account_tx ON account_feed (account_id, tx, id);
+CREATE INDEX account_feed_tx ON account_feed (tx, id);
+GRANT SELECT, INSERT ON accounts, account_names, account_seats, account_feed TO {ROLE};
 GRANT SELECT, INSERT, UPDATE (last_used_at, revoked_at) ON account_tokens TO {ROLE};
 """
 
@@ -82,7 +98,7 @@ def bot_account(kind: str) -> tuple[str, str]:
 
 def upgrade() -> None:
     op.execute(UPGRADE)
-    for table in ("accounts", "account_names", "account_seats"):
+    for table in ("accounts", "account_names", "account_seats", "account_feed"):
         op.execute(PROTECT.format(table=table))
     conn = op.get_bind()
     for kind in KINDS:
@@ -99,4 +115,4 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
-    op.execute("DROP TABLE account_seats, account_tokens, account_names, accounts")
+    op.execute("DROP TABLE account_feed, account_seats, account_tokens, account_names, accounts")
