@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import secrets
+from typing import Any
 from uuid import UUID
 
 from domain.bots import bots_from_json
@@ -79,6 +80,7 @@ class Rematcher:
                 client,
                 waiting_limit,
                 rematch_of=(game_id, seat),
+                account=_account(loaded.state, seat),  # an account's seat stays the account's
             )
         except RematchSeatTaken:
             raise _already(seat, rematch) from None
@@ -107,6 +109,11 @@ class Rematcher:
         rematch = self.of(loaded.id)
         assert rematch is not None  # written with the game that won the race
         return rematch
+
+
+def _account(state: Any, seat: int) -> str | None:
+    accounts = getattr(state, "accounts", ())
+    return accounts[seat] if seat < len(accounts) else None
 
 
 def _already(seat: int, rematch: Rematch) -> errors.ServiceError:

@@ -22,6 +22,7 @@ from domain.decider import (
     commitment,
 )
 from service import autoplay, errors, faults, metrics
+from service.play import feed
 from service.play.loaded import (
     MAX_ATTEMPTS,
     Loaded,
@@ -69,8 +70,12 @@ class Commands(GameReads):
         game_id = uuid4()
         sealed, key_id = self.keys.seal_seed(game_id, seed)
         faults.point("decided")
+        told = feed.items(adapter, game_id, game.initial_state(), outcome.state, outcome.events)
+        if rematch_of is not None:
+            finished = self.load(rematch_of[0]).state
+            told += feed.rematch_items(finished, name, rematch_of[0], game_id)
         self.store.create_game(
-            game_id, name, sealed, outcome.events, record, key_id, private, fill, rematch_of
+            game_id, name, sealed, outcome.events, record, key_id, private, fill, rematch_of, told
         )
         faults.point("appended")
         self._remember(game_id, name, outcome.state)
@@ -116,6 +121,9 @@ class Commands(GameReads):
                     record=record,
                     invitation=invitation,
                     rematch_seat=None if rematch_of is None else (*rematch_of, seat),
+                    feed=feed.items(
+                        loaded.adapter, game_id, loaded.state, outcome.state, outcome.events
+                    ),
                 )
             except VersionConflict:
                 metrics.APPEND_RETRIES.inc()
@@ -232,6 +240,9 @@ class Commands(GameReads):
                 outcome.events,
                 deadline=outcome.deadline,
                 record=record,
+                feed=feed.items(
+                    loaded.adapter, loaded.id, loaded.state, outcome.state, outcome.events
+                ),
             )
         except VersionConflict:
             metrics.APPEND_RETRIES.inc()

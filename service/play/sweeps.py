@@ -9,6 +9,7 @@ from uuid import UUID
 
 from domain.decider import BY_STALLED, CancelGame, DomainError, TakeOver
 from service import autoplay, metrics
+from service.play import feed
 from service.play.loaded import MAX_ATTEMPTS, _too_busy
 from service.play.reads import GameReads
 from service.store.events import VersionConflict
@@ -38,7 +39,11 @@ class Sweeps(GameReads):
             )
             try:
                 self.store.append(
-                    game_id, loaded.version, outcome.events, deadline=outcome.deadline
+                    game_id,
+                    loaded.version,
+                    outcome.events,
+                    deadline=outcome.deadline,
+                    feed=feed.items(loaded.adapter, game_id, state, outcome.state, outcome.events),
                 )
             except VersionConflict:
                 metrics.APPEND_RETRIES.inc()
@@ -82,7 +87,11 @@ class Sweeps(GameReads):
                 return 0
             try:
                 self.store.append(
-                    game_id, loaded.version, outcome.events, deadline=outcome.deadline
+                    game_id,
+                    loaded.version,
+                    outcome.events,
+                    deadline=outcome.deadline,
+                    feed=feed.items(loaded.adapter, game_id, state, outcome.state, outcome.events),
                 )
             except VersionConflict:
                 metrics.APPEND_RETRIES.inc()
@@ -109,7 +118,12 @@ class Sweeps(GameReads):
             except DomainError:  # started meanwhile, or not due after all
                 return 0
             try:
-                self.store.append(game_id, loaded.version, events)
+                self.store.append(
+                    game_id,
+                    loaded.version,
+                    events,
+                    feed=feed.items(loaded.adapter, game_id, state, after, events),
+                )
             except VersionConflict:
                 metrics.APPEND_RETRIES.inc()
                 continue  # a join meanwhile: look again

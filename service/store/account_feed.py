@@ -60,3 +60,65 @@ def insert(cur: Any, items: Sequence[Item]) -> None:
     """Write ``items`` in the caller's transaction (``cur``'s)."""
     if items:
         cur.execute(_insert(len(items)), params(items))
+
+
+class Cursor(NamedTuple):
+    """A place in one account's feed: past every row of a transaction below ``tx``, and of
+    ``tx`` itself up to ``id``. Sent as an SSE ``id`` (``<tx>-<id>``) and taken back from
+    ``Last-Event-ID``."""
+
+    tx: int
+    id: int
+
+    def encode(self) -> str:
+        return f"{self.tx}-{self.id}"
+
+    @classmethod
+    def decode(cls, text: str) -> Cursor:
+        """Inverse of :meth:`encode`; ``ValueError`` for anything else."""
+        tx, sep, row = text.partition("-")
+        if not sep or not tx.isdigit() or not row.isdigit() or len(text) > 42:
+            raise ValueError(f"not a cursor of this stream: {text!r}")
+        return cls(int(tx), int(row))
+
+
+class Row(NamedTuple):
+    tx: int
+    id: int
+    type: str
+    game_id: UUID | None
+    data: Mapping[str, Any]
+    created_at: Any
+
+
+READ = """
+SELECT pg_snapshot_xmin(pg_current_snapshot())::text, f.tx::text, f.id, f.type, f.game_id,
+       f.data, f.created_at
+FROM (SELECT 1) one
+LEFT JOIN LATERAL (
+    SELECT * FROM account_feed
+    WHERE account_id = %(account)s AND (tx, id) > (%(tx)s::xid8, %(id)s)
+    ORDER BY tx, id LIMIT %(limit)s
+) f ON true
+"""
+HEAD = "SELECT pg_snapshot_xmin(pg_current_snapshot())::text"
+NEWEST = 2**62  # an id past any row's: a cursor "after every row of this tx"
+
+
+def read(conn: Any, account_id: str, after: Cursor, limit: int) -> tuple[int, list[Row]]:
+    """The oldest transaction still running (``xmin``: every row below it has committed or
+    never will) and the account's rows after ``after``, at most ``limit``, in ``(tx, id)``
+    order. Rows at or above ``xmin`` are visible now, but a row that commits later may come
+    before them: a cursor moves only over rows below ``xmin``."""
+    params = {"account": account_id, "tx": str(after.tx), "id": after.id, "limit": limit}
+    rows = conn.execute(READ, params).fetchall()
+    xmin = int(rows[0][0])
+    found = [Row(int(r[1]), r[2], r[3], r[4], r[5], r[6]) for r in rows if r[1] is not None]
+    return xmin, found
+
+
+def head(conn: Any) -> Cursor:
+    """A cursor before every row that may still commit, past every row that has for sure:
+    a new stream starts there (rows just committed above it may be sent: at least once)."""
+    row = conn.execute(HEAD).fetchone()
+    return Cursor(int(row[0]) - 1, NEWEST)

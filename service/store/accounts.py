@@ -19,7 +19,7 @@ from uuid import UUID
 
 from psycopg import errors
 
-from domain.decider import SEAT_TAKEN, Event
+from domain.decider import GAME_CANCELLED, GAME_ENDED, SEAT_TAKEN, Event
 from service.store.failures import StoreError
 
 if TYPE_CHECKING:
@@ -99,6 +99,14 @@ class Bearer:
     token: Token
 
 
+ACTIVE_GAMES = f"""
+SELECT g.id FROM games g
+WHERE g.id IN (SELECT s.game_id FROM account_seats s WHERE s.account_id = %s)
+AND NOT EXISTS (
+    SELECT 1 FROM events e WHERE e.game_id = g.id AND e.type IN ('{GAME_ENDED}', '{GAME_CANCELLED}')
+)
+ORDER BY g.created_at DESC, g.id LIMIT %s
+"""
 TOKEN_COLUMNS = "t.id, t.account_id, t.scopes, t.label, t.created_at, t.last_used_at, t.revoked_at"
 ACCOUNT_COLUMNS = "a.id, a.name, a.bot, a.created_at"
 
@@ -226,6 +234,13 @@ class Accounts:
                 (token_id, account_id),
             ).fetchone()
         return None if row is None else _token(row)
+
+    def active_games(self, account_id: str, limit: int) -> list[UUID]:
+        """The account's games not over yet (nor cancelled), newest first, at most ``limit``
+        (its seat there may have been left since: the game's state says)."""
+        with self.store.connection() as conn:
+            rows = conn.execute(ACTIVE_GAMES, (account_id, limit)).fetchall()
+        return [row[0] for row in rows]
 
     def seats(self, game_id: UUID) -> dict[int, str]:
         """Each seat's account in ``game_id``, as last taken (a seat left may show its last

@@ -22,7 +22,7 @@ from domain.decider import (
     SEAT_LEFT,
     Event,
 )
-from service.store import accounts, idempotency_records, rematches, signatures
+from service.store import account_feed, accounts, idempotency_records, rematches, signatures
 
 # Constraint names from migrations/versions/0001_initial.py that mean "someone appended first".
 # (0005: a turn's deadline row is keyed by the version appended with it, so it races the same.)
@@ -117,10 +117,12 @@ def append_query(
     rematch_seat: bool = False,
     signature: bool = False,
     account_seats: int = 0,
+    feed: int = 0,
 ) -> str:
     """The statement of an ``append`` of that shape: built once, not composed per append.
     Its parameters: the seat row's, the deadline row's, the record's, the rematch seat's,
-    the signature's, the account seats' (those given, in that order), then each event row's."""
+    the signature's, the account seats', the feed items' (those given, in that order), then
+    each event row's."""
     append = APPEND.format(values=", ".join(["(%s, %s, %s, %s, %s, %s)"] * rows))
     with_rows = [
         row
@@ -131,6 +133,7 @@ def append_query(
             (rematches.SEAT_ROW, rematch_seat),
             (signatures.ROW, signature),
             (accounts.seats_cte(account_seats), account_seats > 0),
+            (account_feed.cte(feed), feed > 0),
         )
         if wanted
     ]

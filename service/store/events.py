@@ -22,7 +22,14 @@ from psycopg import errors
 from domain.chain import GENESIS
 from domain.decider import FINAL_EVENTS, Event
 from service import metrics
-from service.store import accounts, idempotency_records, invitations, rematches, signatures
+from service.store import (
+    account_feed,
+    accounts,
+    idempotency_records,
+    invitations,
+    rematches,
+    signatures,
+)
 from service.store.event_reads import EventReads
 from service.store.event_sql import (
     CONFLICT_CONSTRAINTS,
@@ -81,6 +88,7 @@ class EventStore(EventReads):
         private: tuple[bytes, bytes] | None = None,
         deadline: NewDeadline | None = None,
         rematch_of: tuple[UUID, int] | None = None,
+        feed: Sequence[account_feed.Item] = (),
     ) -> int:
         """Record a new game, its secret seed (sealed under key ``seed_key_id``, see
         service/keys.py) and its first events (and the idempotency ``record`` of the keyed
@@ -109,6 +117,7 @@ class EventStore(EventReads):
                 if rematch_of is not None:
                     rematches.insert(cur, rematch_of[0], game_id, rematch_of[1])
                 accounts.insert_seats(cur, accounts.seat_rows(game_id, 1, events))
+                account_feed.insert(cur, feed)  # its seats' accounts', the finished game's
                 signature = self._final_signature(game_id, rows, events)
                 if signature is not None:
                     cur.execute(signatures.INSERT, signature)
@@ -133,6 +142,7 @@ class EventStore(EventReads):
         record: IdempotencyRecord | None = None,
         invitation: bytes | None = None,
         rematch_seat: tuple[UUID, int, int] | None = None,
+        feed: Sequence[account_feed.Item] = (),
     ) -> int:
         """Append ``events`` as versions ``expected_version + 1 ..``; return the new version.
 
@@ -149,7 +159,8 @@ class EventStore(EventReads):
         still the invitation in force (else :class:`InvitationRevoked`), checked under the lock
         a change of the invitation takes (service/store/invitations.py). ``rematch_seat``: a
         join into a rematch, ``(finished game, its seat, the new seat)``;
-        :class:`RematchSeatTaken` if that seat has its seat in the rematch already.
+        :class:`RematchSeatTaken` if that seat has its seat in the rematch already. ``feed``:
+        what the events tell the accounts in the game (service/play/feed.py).
         """
         if not events:
             raise ValueError("nothing to append")
@@ -166,6 +177,7 @@ class EventStore(EventReads):
             rematch_seat is not None,
             signature is not None,
             len(seated),
+            len(feed),
         )
         params: list[Any] = []
         if seat_token is not None:
@@ -179,6 +191,7 @@ class EventStore(EventReads):
         if signature is not None:
             params += signature
         params += [value for row in seated for value in row]
+        params += account_feed.params(feed)
         params += [value for row in rows for value in row]
         # One statement, hence atomic even in autocommit, in one round trip.
         metrics.APPENDS.inc()
