@@ -61,7 +61,16 @@ KNOWN_GAMES = 8192  # keys whose last version read is remembered
 # finished game's rematch (all its waiters wake: the game has no new version).
 EVENTS = Source("events", "position", ("game_id", "version"), lambda row: (row[0], row[1]))
 REMATCHES = Source("rematches", "game_id", ("game_id",), lambda row: (row[0], None))
-SOURCES = (EVENTS, REMATCHES)
+# An account's feed (its stream, issue 35): every waiter of the account wakes.
+ACCOUNT_FEED = Source(
+    "account_feed", "id", ("account_id",), lambda row: (account_key(row[0]), None)
+)
+SOURCES = (EVENTS, REMATCHES, ACCOUNT_FEED)
+
+
+def account_key(account_id: str) -> tuple[str, str]:
+    """The key the waiters of an account's feed wait on."""
+    return ("account", account_id)
 
 
 @dataclass(eq=False, slots=True)  # no __dict__: one object fewer per wait (http/heap.py)
@@ -90,6 +99,9 @@ class Hub:
         # learnt in: while that epoch lasts, no later version was read, so it is the last.
         self._latest: OrderedDict[Hashable, tuple[int, int]] = OrderedDict()
         self._waiters: dict[Hashable, list[_Waiter]] = {}
+        # Per key, how many wake-ups without a version it had (``ticket``): a waiter that read
+        # the store at one ticket and waits past it misses none that came in between.
+        self._tickets: OrderedDict[Hashable, int] = OrderedDict()
         self._listening = threading.Event()
         self._stopping = threading.Event()
         self._epoch = 0  # connections made so far: a change means rows may have been missed
@@ -188,6 +200,38 @@ class Hub:
                 return True
             listening = self.listening
             self._waiters.setdefault(key, []).append(waiter)
+        return self._park(key, waiter, listening, timeout, hangup)
+
+    def ticket(self, key: Hashable) -> tuple[int, int]:
+        """Where ``key``'s wake-ups without a version are (and the epoch): take it before
+        reading the store, then :meth:`wait_ticket` past it (an account's feed, whose rows
+        have no version that grows in commit order)."""
+        with self._lock:
+            return self._epoch, self._tickets.get(key, 0)
+
+    def wait_ticket(
+        self, key: Hashable, ticket: tuple[int, int], timeout: float, hangup: Hangup | None = None
+    ) -> bool:
+        """:meth:`wait_key` for a wake-up of ``key`` after ``ticket`` (``ticket(key)``): at
+        once if one came since, or the reader reconnected."""
+        self.start()
+        waiter = _Waiter(-1)
+        with self._lock:
+            if (self._epoch, self._tickets.get(key, 0)) != ticket or self.stopped:
+                return True
+            listening = self.listening
+            self._waiters.setdefault(key, []).append(waiter)
+        return self._park(key, waiter, listening, timeout, hangup)
+
+    def _park(
+        self,
+        key: Hashable,
+        waiter: _Waiter,
+        listening: bool,
+        timeout: float,
+        hangup: Hangup | None,
+    ) -> bool:
+        """Wait for ``waiter`` (registered under ``key``) to be woken."""
         try:
             with hangup.watch(waiter.woken) if hangup is not None else nullcontext():
                 if listening:
@@ -230,6 +274,10 @@ class Hub:
             for key, version in wakes.items():
                 if version is not None:
                     self._learn(key, version)
+                else:
+                    self._tickets[key] = self._tickets.pop(key, 0) + 1  # newest last
+                    while len(self._tickets) > KNOWN_GAMES:  # a forgotten ticket: one spurious
+                        self._tickets.popitem(last=False)  # wake-up, never a missed one
                 for waiter in self._waiters.get(key, ()):
                     if version is None or version > waiter.after:
                         waiter.woken.set()
