@@ -291,7 +291,9 @@ def on_seat_taken(state: Any, data: Any, version: int) -> Any:
     return _replace(state, version=version, **changes)
 
 
-def _set_seat(accounts: tuple[str | None, ...], seat: int, account: str | None) -> tuple:
+def _set_seat(
+    accounts: tuple[str | None, ...], seat: int, account: str | None
+) -> tuple[str | None, ...]:
     """``accounts`` with ``seat``'s account set (None-padded up to it)."""
     held = list(accounts) + [None] * (seat + 1 - len(accounts))
     held[seat] = account

@@ -93,6 +93,19 @@ def test_creating_games_is_rate_limited(limited: str) -> None:
         expect_status(api.get("/games"), 200)  # reads are not limited
 
 
+def test_creating_accounts_is_rate_limited_apart_from_games(pool: ConnectionPool) -> None:
+    """``POST /accounts`` per address (issue 35), counted apart from ``POST /games``."""
+    config = {"RATELIMIT_ENABLED": True, "CARDROOM_RATE_LIMIT_ACCOUNTS": "2/hour"}
+    with own_app(pool, config) as url, ApiClient(url) as api:
+        for _ in range(2):
+            name = f"acct{uuid.uuid4().hex[:12]}"
+            expect_status(api.post("/accounts", {"name": name}, token=None), 201)
+        refused = api.post("/accounts", {"name": f"acct{uuid.uuid4().hex[:12]}"}, token=None)
+        problem = expect_problem(refused, 429, "rate_limited")
+        assert "2 per 1 hour" in problem["detail"]
+        api.create_game(2)  # games are counted apart
+
+
 def test_joining_is_rate_limited_apart_from_creating(limited: str, live_server: LiveServer) -> None:
     with ApiClient(live_server.url) as unlimited, ApiClient(limited) as api:
         game = unlimited.create_game(5)

@@ -29,12 +29,24 @@ DISTRIBUTION: dict[str, str | None] = {
     "alembic_version": None,  # one row: a local table of the coordinator
     "readiness_probe": None,  # /readyz's scratch row (0011): a local table of the coordinator
     "key_ids": None,  # the service's key ids (0012): a few rows, a reference table
+    # 0018: an account's seats are its game's rows (written with the seat's event); accounts,
+    # their names and tokens are reference tables (one row per account or token, read by
+    # hash or id from any game's request), and an account's feed is read by account.
+    "account_seats": "game_id",
+    "accounts": None,
+    "account_names": None,
+    "account_tokens": None,
+    "account_feed": None,
 }
 
 # Keys of distributed tables without the distribution column: none since migration 0015 (the
 # idempotency records, events' global position and seats' token hash included the game's id
 # only in part before). A new one must be named here with its reason, and in docs/scaling.md.
-EXCEPTIONS: dict[str, str] = {}
+EXCEPTIONS: dict[str, str] = {
+    # 0018: an account seat names its account, a row of the reference table ``accounts``
+    # (Citus allows a foreign key from a distributed table to a reference table).
+    "account_seats_account_id_fkey": "to a reference table",
+}
 
 
 def keys(conn: psycopg.Connection[Any]) -> list[tuple[str, str, str, list[str]]]:

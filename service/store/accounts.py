@@ -140,7 +140,9 @@ class Accounts:
                     "INSERT INTO accounts (id, name) VALUES (%s, %s) RETURNING created_at",
                     (account_id, name),
                 )
-                (created_at,) = cur.fetchone() or (None,)
+                row = cur.fetchone()
+                assert row is not None
+                created_at = row[0]
                 cur.executemany(
                     "INSERT INTO account_names (skeleton, account_id) VALUES (%s, %s)",
                     [(look, account_id) for look in skeletons],
