@@ -244,6 +244,11 @@ def _at_once(*calls: Callable[[], Any]) -> list[Any]:
     return results
 
 
+def _post(api: ApiClient, path: str, token: str) -> Callable[[], Any]:
+    client = api.clone()  # one client per thread
+    return lambda: client.post(path, token=token)
+
+
 def _games_of(database_url: str, account_id: str) -> list[Any]:
     with psycopg.connect(database_url) as conn:
         return [
@@ -262,10 +267,9 @@ def test_answers_at_once_have_one_outcome(api: ApiClient, database_url: str, riv
         ada, bob = account(api), account(api)
         cid = challenge(api, ada, bob)["challenge_id"]
         rival_token = bob["token"] if rival == "accept" else ada["token"]
-        clients = [api.clone(), api.clone()]
         results = _at_once(
-            lambda: clients[0].post(f"/challenges/{cid}/accept", token=bob["token"]),
-            lambda: clients[1].post(f"/challenges/{cid}/{rival}", token=rival_token),
+            _post(api, f"/challenges/{cid}/accept", bob["token"]),
+            _post(api, f"/challenges/{cid}/{rival}", rival_token),
         )
         statuses = sorted(r.status_code for r in results)
         assert statuses in ([200, 409], [201, 409]), statuses

@@ -29,6 +29,10 @@ DISTRIBUTION: dict[str, str | None] = {
     "alembic_version": None,  # one row: a local table of the coordinator
     "readiness_probe": None,  # /readyz's scratch row (0011): a local table of the coordinator
     "key_ids": None,  # the service's key ids (0012): a few rows, a reference table
+    # 0020: an account's challenges, keyed by their own id and read by account (a game is made
+    # only on acceptance); quick match's open game per rules key: a few rows, a reference table.
+    "challenges": None,
+    "quick_games": None,
 }
 
 # Keys of distributed tables without the distribution column: none since migration 0015 (the

@@ -40,9 +40,9 @@ def quick_match() -> Response:
 
         **Races are part of the contract.** However many ask at once, on however many
         servers, a game is created only once the one before it is full: N requests at once
-        for a 4-player game fill ⌈N/4⌉ games, all full but the last. Games with other rules
-        never share: a game with a turn clock is not one without, nor a 3-player game a
-        4-player one.
+        for a 4-player game fill N/4 games (rounded up), all full but the last. Games with
+        other rules never share: a game with a turn clock is not one without, nor a 3-player
+        game a 4-player one.
 
         **Who.** With an account token (`play`) the seat is the account's (leave `name` out);
         without one, `name` is required. Quick match games are public (`visibility` is
