@@ -90,7 +90,7 @@ def test_an_account_takes_its_seat_under_its_name(api: ApiClient, rules: dict[st
     assert (seat["account_id"], seat["name"]) == (created["account_id"], created["name"])
     again = api.post("/games/quick", rules, token=created["token"])
     body = expect_problem(again, 409, "already_seated")
-    assert body["errors"] == {"seat": seat["seat"]}
+    assert body["errors"] == {"seat": seat["seat"], "game_id": seat["game_id"]}
     anonymous = api.post("/games/quick", rules, token=None)
     expect_problem(anonymous, 400, "invalid_request")
     private = api.post(

@@ -15,8 +15,10 @@ before it is full.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import secrets
+from typing import Any
 from uuid import UUID, uuid4
 
 from domain import canonical
@@ -47,6 +49,10 @@ def rules_key(creation: Creation) -> str:
     return hashlib.sha256(canonical.dumps(recorded)).hexdigest()
 
 
+def _claim(cur: Any, game_id: UUID, *, key: str, found: UUID | None) -> None:
+    quick_games.claim(cur, key, game_id, found)
+
+
 class QuickMatch:
     """Seats people by rules. Thread-safe."""
 
@@ -75,9 +81,7 @@ class QuickMatch:
                 seats, loaded = self.games.create_seated(
                     creation,
                     [person],
-                    along=lambda cur, game_id, found=found: quick_games.claim(
-                        cur, key, game_id, found
-                    ),
+                    along=functools.partial(_claim, key=key, found=found),
                 )
             except ClaimLost:
                 continue  # another request's game took the key's place: join it
@@ -100,6 +104,8 @@ class QuickMatch:
         except errors.ServiceError as error:
             if error.code in GONE:
                 return None
+            if error.code == "already_seated":  # a retry, most likely: say where the seat is
+                error.details = {**error.details, "game_id": str(found)}
             raise
         if _started(loaded.adapter.game, loaded.state):
             self.rows.release(key, found)  # full now: the next request makes the next game

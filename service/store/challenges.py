@@ -100,7 +100,22 @@ class ChallengeClosed(StoreError):
 
 
 def _challenge(row: Sequence[Any]) -> Challenge:
-    return Challenge(*row[:6], dict(row[6]), *row[7:])
+    cid, by, by_name, to, to_name, game, request, *rest = row
+    status, created_at, expires_at, answered_at, game_id = rest
+    return Challenge(
+        cid,
+        by,
+        by_name,
+        to,
+        to_name,
+        game,
+        dict(request),
+        status,
+        created_at,
+        expires_at,
+        answered_at,
+        game_id,
+    )
 
 
 def _select(cur: Any, challenge_id: UUID) -> Challenge:

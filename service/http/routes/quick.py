@@ -89,7 +89,7 @@ def quick_match() -> Response:
             - `name_taken`: another seat of the waiting game has a name that looks the same
               (`errors.seat`): choose another;
             - `already_seated`: the account holds a seat of the waiting game already
-              (`errors.seat`);
+              (`errors.seat`, `errors.game_id`: play it with the account token);
             - `too_many_waiting_games`: your address holds seats in as many waiting games as
               it may;
             - `too_many_conflicts`: the games changed under this request too often in a row;
