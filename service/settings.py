@@ -125,6 +125,12 @@ class Settings(BaseSettings):
         description="seconds a waiting game waits for its seats to fill before it is cancelled"
         " (`game_cancelled`)",
     )
+    challenge_seconds: int = Field(
+        600,
+        ge=1,
+        le=7 * 24 * 3600,
+        description="seconds a challenge waits for its answer before it expires",
+    )
     keys_check_seconds: float = Field(
         5.0,
         gt=0,

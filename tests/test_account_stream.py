@@ -143,6 +143,8 @@ def test_a_resumed_stream_misses_nothing_and_a_new_one_tells_the_turns_waiting(
     with account_stream(live_server.url, token, last_id=first.id) as resumed:
         got = []
         for item in resumed:
+            if item.data["id"] == first.data["id"]:
+                continue  # sent again: at least once (its row was above the watermark then)
             got.append((item.event, item.data.get("turn")))
             if len(got) == 3:
                 break

@@ -37,6 +37,10 @@ DISTRIBUTION: dict[str, str | None] = {
     "account_names": None,
     "account_tokens": None,
     "account_feed": None,
+    # 0020: an account's challenges, keyed by their own id and read by account (a game is made
+    # only on acceptance); quick match's open game per rules key: a few rows, a reference table.
+    "challenges": None,
+    "quick_games": None,
 }
 
 # Keys of distributed tables without the distribution column: none since migration 0015 (the

@@ -36,6 +36,8 @@ APP_TABLES = {
     "account_tokens": "token_hash",  # only last_used_at and revoked_at are ever updated
     "account_seats": "account_id",
     "account_feed": "data",
+    "challenges": "request",  # 0020: only status, answered_at and game_id are ever updated
+    "quick_games": "key",  # only game_id and updated_at are ever updated
 }
 TEST_PASSWORD = "cardroom-test"  # only where the test server wants passwords (testcontainers)
 

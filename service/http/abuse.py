@@ -1,7 +1,8 @@
 """Abuse limits and browser access: rate limits on creating, joining and moving, and CORS.
 
 **Rate limits** (Flask-Limiter's storage and fallback, counted by `limits` directly from each
-limited route: ``_Counter``): per client IP address, ``POST /games`` at most
+limited route: ``_Counter``): per client IP address, ``POST /games`` (and, each
+counted apart, ``POST /accounts/{id}/challenges`` and ``POST /games/quick``) at most
 ``CARDROOM_RATE_LIMIT_CREATE`` (default ``30/minute``), ``POST /accounts`` at most
 ``CARDROOM_RATE_LIMIT_ACCOUNTS`` (default ``10/hour``), ``POST /games/{id}/players`` at most
 ``CARDROOM_RATE_LIMIT_JOIN`` (default ``60/minute``) across all games and at most
@@ -282,6 +283,9 @@ Per = Callable[[], str]  # what a limit is counted per: the request's address, t
 LIMITS = (
     ("api.create_game", "CARDROOM_RATE_LIMIT_CREATE", get_remote_address),
     ("api.create_account", "CARDROOM_RATE_LIMIT_ACCOUNTS", get_remote_address),
+    # A challenge and a quick match may create a game: the limit of creating games, each.
+    ("api.create_challenge", "CARDROOM_RATE_LIMIT_CREATE", get_remote_address),
+    ("api.quick_match", "CARDROOM_RATE_LIMIT_CREATE", get_remote_address),
     ("api.join_game", "CARDROOM_RATE_LIMIT_JOIN", get_remote_address),
     ("api.join_game", "CARDROOM_RATE_LIMIT_JOIN_GAME", _address_and_game),
     ("api.make_move", "CARDROOM_RATE_LIMIT_MOVES", _token_or_address),

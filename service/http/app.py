@@ -21,6 +21,8 @@ from service.http.web_page import web
 from service.live import clock
 from service.live import hub as live
 from service.play import GameService
+from service.play.challenges import Challenger
+from service.play.quick import QuickMatch
 from service.rematch import Rematcher
 from service.resources import OPENAPI
 from service.settings import settings
@@ -71,6 +73,7 @@ def create_app(
         # Limits of games that stall or never fill (tests give tiny ones per app).
         CARDROOM_STALL_SECONDS=settings().stall_seconds,
         CARDROOM_FILL_SECONDS=settings().fill_seconds,
+        CARDROOM_CHALLENGE_SECONDS=settings().challenge_seconds,
     )
     app.config.update(config or {})
     if pool is None:
@@ -88,6 +91,10 @@ def create_app(
         fill_seconds=app.config["CARDROOM_FILL_SECONDS"],
     )
     app.extensions["cardroom_rematches"] = Rematcher(games)
+    app.extensions["cardroom_challenges"] = Challenger(
+        games, app.config["CARDROOM_CHALLENGE_SECONDS"]
+    )
+    app.extensions["cardroom_quick"] = QuickMatch(games)
     sweeper = app.extensions["cardroom_clock"] = clock.Sweeper(
         games, app.config["CARDROOM_CLOCK_INTERVAL"] or clock.DEFAULT_INTERVAL
     )

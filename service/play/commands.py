@@ -5,16 +5,18 @@ a race (``VersionConflict``), the bots' moves following in the same append."""
 from __future__ import annotations
 
 import secrets
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, NamedTuple
 from uuid import UUID, uuid4
 
 from domain.decider import (
     BY_RESIGNED,
+    SEAT_TAKEN,
     BotSeat,
     Command,
     CreateGame,
     DomainError,
+    Event,
     LeaveSeat,
     MakeMove,
     TakeOver,
@@ -37,6 +39,40 @@ from service.store.events import InvitationRevoked, SeatToken, VersionConflict
 from service.store.idempotency_records import IdempotencyRecord
 
 
+class Creation(NamedTuple):
+    """What a new game is: its game, its rules (with ``players``), its bots, its turn clock,
+    and for a private game the hashes of its creator token and invitation."""
+
+    name: str
+    options: dict[str, Any]
+    bots: tuple[BotSeat, ...] = ()
+    turn_seconds: int | None = None
+    private: tuple[bytes, bytes] | None = None
+
+
+class Seating(NamedTuple):
+    """A person seated in a game as it is created: the seat's name, its account (if any), the
+    hash of its seat token, and the client taking it (``Keyring.client_hash``, if counted)."""
+
+    name: str
+    account: str | None
+    token_hash: bytes
+    client: bytes | None = None
+
+
+def _seats_taken(
+    events: Sequence[Event], seated: Sequence[Seating]
+) -> list[tuple[int, int, Seating]]:
+    """Each person's seat and the version of its ``seat_taken`` (the people's seats are taken
+    in ``seated``'s order; bots' ``seat_taken`` say ``bot``)."""
+    people = iter(seated)
+    taken = []
+    for version, event in enumerate(events, start=1):
+        if event.type == SEAT_TAKEN and "bot" not in event.data:
+            taken.append((event.data["seat"], version, next(people)))
+    return taken
+
+
 class Commands(GameReads):
     """The commands players send (through HTTP); the queries are ``GameReads``'."""
 
@@ -55,32 +91,74 @@ class Commands(GameReads):
         ``private``: the hashes of the creator's token and of the invitation of a private
         game (service/store/invitations.py). ``rematch_of``: the finished game and its seat
         that proposes this one as its rematch (service/rematch.py)."""
-        adapter = adapter_for(name)
+        game = Creation(name, options, tuple(bots), turn_seconds, private)
+        return self.create_seated(game, record=record, rematch_of=rematch_of)[1]
+
+    def create_seated(
+        self,
+        creation: Creation,
+        seated: Sequence[Seating] = (),
+        record: IdempotencyRecord | None = None,
+        rematch_of: tuple[UUID, int] | None = None,
+        along: Callable[[Any, UUID], None] | None = None,
+    ) -> tuple[list[int], Loaded]:
+        """A new game with people ``seated`` in it already (in that order, each in the first
+        seat no bot holds), decided in one run (``CreateGame``, then a ``TakeSeat`` each, then
+        the bots' moves) and recorded in one transaction: never a game half seated. ``along``:
+        the caller's writes in that transaction (given the cursor and the new game's id); what
+        it raises undoes the game. Returns the seats taken, in ``seated``'s order, and the game.
+        If the seats fill, the game starts now and its first turn's deadline row is written."""
+        adapter = adapter_for(creation.name)
         game = adapter.game
-        if (bots or turn_seconds) and not autoplay.has_bots(game):
-            raise errors.rule_broken("invalid_bots", f"{name} has no bots and no turn clock yet")
+        if (creation.bots or creation.turn_seconds) and not autoplay.has_bots(game):
+            raise errors.rule_broken(
+                "invalid_bots", f"{creation.name} has no bots and no turn clock yet"
+            )
         seed = secrets.token_bytes(32)
-        command = CreateGame(options, commitment(seed), seed, tuple(bots), turn_seconds)
-        outcome = autoplay.run(adapter, game.initial_state(), seed, [command])
-        # No turn's row to write: a game starts at creation only when bots take every seat,
-        # and then they play it to the end. A waiting game's seats must fill in time.
-        assert outcome.deadline is None
-        waiting = autoplay.cancels(game) and not _started(game, outcome.state)
-        fill = (outcome.state.version, self.fill_seconds, "fill") if waiting else None
+        commands: list[Command] = [
+            CreateGame(
+                creation.options, commitment(seed), seed, creation.bots, creation.turn_seconds
+            ),
+            *(TakeSeat(person.name, seed, person.account) for person in seated),
+        ]
+        stall = {"stall_seconds": self.stall_seconds} if seated else {}
+        outcome = autoplay.run(adapter, game.initial_state(), seed, commands, **stall)
+        started = _started(game, outcome.state)
+        # Without people, a game starts at creation only when bots take every seat, and then
+        # they play it to the end: no turn's row. A waiting game's seats must fill in time.
+        assert seated or outcome.deadline is None
+        waiting = autoplay.cancels(game) and not started
+        deadline = (outcome.state.version, self.fill_seconds, "fill") if waiting else None
+        deadline = outcome.deadline or deadline
         game_id = uuid4()
+        seats = _seats_taken(outcome.events, seated)
         sealed, key_id = self.keys.seal_seed(game_id, seed)
         faults.point("decided")
         told = feed.items(adapter, game_id, game.initial_state(), outcome.state, outcome.events)
         if rematch_of is not None:
             finished = self.load(rematch_of[0]).state
-            told += feed.rematch_items(finished, name, rematch_of[0], game_id)
+            told += feed.rematch_items(finished, creation.name, rematch_of[0], game_id)
         self.store.create_game(
-            game_id, name, sealed, outcome.events, record, key_id, private, fill, rematch_of, told
+            game_id,
+            creation.name,
+            sealed,
+            outcome.events,
+            record,
+            key_id,
+            creation.private,
+            deadline,
+            rematch_of,
+            seats=[
+                (seat, person.token_hash, taken_at, person.client)
+                for seat, taken_at, person in seats
+            ],
+            along=None if along is None else (lambda cur: along(cur, game_id)),
+            feed=told,
         )
         faults.point("appended")
-        self._remember(game_id, name, outcome.state)
-        self._private.put(game_id, private is not None)
-        return Loaded(game_id, adapter, outcome.state)
+        self._remember(game_id, creation.name, outcome.state)
+        self._private.put(game_id, creation.private is not None)
+        return [seat for seat, _, _ in seats], Loaded(game_id, adapter, outcome.state)
 
     def join(
         self,

@@ -59,10 +59,10 @@ INSERT_EVENT = (
 )
 
 APPEND = "INSERT INTO events (game_id, version, type, schema_version, data, hash) VALUES {values}"
-SEAT_ROW = (
-    "seat AS (INSERT INTO seats (game_id, seat, token_hash, taken_at, client)"
-    " VALUES (%s, %s, %s, %s, %s))"
+SEAT_INSERT = (
+    "INSERT INTO seats (game_id, seat, token_hash, taken_at, client) VALUES (%s, %s, %s, %s, %s)"
 )
+SEAT_ROW = f"seat AS ({SEAT_INSERT})"
 # The database's clock, not the process's: every server process agrees on every deadline.
 DEADLINE_VALUES = "VALUES (%s, %s, now() + %s * interval '1 second', %s)"
 DEADLINE_INSERT = "INSERT INTO turn_deadlines (game_id, version, deadline, kind) " + DEADLINE_VALUES

@@ -12,7 +12,7 @@ Import them from here.
 from __future__ import annotations
 
 import hmac
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 from uuid import UUID
 
@@ -35,6 +35,7 @@ from service.store.event_sql import (
     CONFLICT_CONSTRAINTS,
     DEADLINE_INSERT,
     INSERT_EVENT,
+    SEAT_INSERT,
     append_query,
     event_rows,
 )
@@ -88,6 +89,8 @@ class EventStore(EventReads):
         private: tuple[bytes, bytes] | None = None,
         deadline: NewDeadline | None = None,
         rematch_of: tuple[UUID, int] | None = None,
+        seats: Sequence[tuple[int, bytes, int, bytes | None]] = (),
+        along: Callable[[psycopg.Cursor[Any]], None] | None = None,
         feed: Sequence[account_feed.Item] = (),
     ) -> int:
         """Record a new game, its secret seed (sealed under key ``seed_key_id``, see
@@ -96,7 +99,10 @@ class EventStore(EventReads):
         transaction); return its version. ``private``: the hashes of its creator's token and of
         its first invitation, for a private game. ``rematch_of``: the finished game (and its
         seat that proposed it) this game is the rematch of; :class:`RematchExists` if that
-        game has one already (nothing is written then)."""
+        game has one already (nothing is written then). ``seats``: the ``(seat, token_hash,
+        taken_at, client)`` rows of seats the events take for people (a game created with its
+        players seated: challenges, quick match). ``along``: more writes of the caller, run in
+        the same transaction after the game's rows; whatever it raises undoes the game too."""
         if not events:
             raise ValueError("a game starts with at least one event")
         try:
@@ -117,6 +123,10 @@ class EventStore(EventReads):
                 if rematch_of is not None:
                     rematches.insert(cur, rematch_of[0], game_id, rematch_of[1])
                 accounts.insert_seats(cur, accounts.seat_rows(game_id, 1, events))
+                if seats:
+                    cur.executemany(SEAT_INSERT, [(game_id, *seat) for seat in seats])
+                if along is not None:
+                    along(cur)
                 account_feed.insert(cur, feed)  # its seats' accounts', the finished game's
                 signature = self._final_signature(game_id, rows, events)
                 if signature is not None:

@@ -21,6 +21,7 @@ from service.http.schemas.accounts import (
     TokenGranted,
     TokenList,
 )
+from service.http.schemas.challenges import CHALLENGE_BODIES
 from service.http.schemas.checks import AuditReport, Health, Jwk, Jwks, Liveness, Readiness
 from service.http.schemas.events import EventPage, EventRecord, ExportLine
 from service.http.schemas.games import (
@@ -67,6 +68,7 @@ ACCOUNT_BODIES = (
 
 __all__ = [
     "ACCOUNT_BODIES",
+    "CHALLENGE_BODIES",
     "AnonymousJoinRequest",
     "AuditReport",
     "AuditRequest",

@@ -1,0 +1,148 @@
+"""Quick match (issue 35): ``POST /games/quick`` seats the caller in the waiting public game with
+exactly these rules, or creates one (service/play/quick.py holds how races end)."""
+
+from __future__ import annotations
+
+from flask import Response, current_app, request
+
+from service.http import abuse, auth
+from service.http.problems import Problem
+from service.http.routes.common import api, game_url, games, json_body, with_receipt
+from service.http.routes.seats import account_name
+from service.http.schemas.challenges import QuickMatchRequest, QuickSeat
+from service.play import adapter_for
+from service.play.commands import Creation, Seating
+from service.play.quick import QuickMatch
+
+QUICK_REQUEST = QuickMatchRequest()
+QUICK_SEAT = QuickSeat()
+
+
+def matcher() -> QuickMatch:
+    return current_app.extensions["cardroom_quick"]
+
+
+@api.post("/games/quick")
+def quick_match() -> Response:
+    """
+    ---
+    post:
+      tags:
+      - play
+      operationId: quickMatch
+      summary: Seat me in any waiting game with these rules
+      description: |
+        Takes a seat in the waiting public game with exactly these rules (`game`, `players`,
+        `rules` with the game's defaults filled in, `bots`, `turn_seconds`), or creates one with
+        you seated in it (`created: true`). The answer is your seat, as
+        `POST /games/{id}/players` gives it: the seat token is **shown only once**. The game
+        starts when its last seat is taken, as any game.
+
+        **Races are part of the contract.** However many ask at once, on however many
+        servers, a game is created only once the one before it is full: N requests at once
+        for a 4-player game fill N/4 games (rounded up), all full but the last. Games with
+        other rules never share: a game with a turn clock is not one without, nor a 3-player
+        game a 4-player one.
+
+        **Who.** With an account token (`play`) the seat is the account's (leave `name` out);
+        without one, `name` is required. Quick match games are public (`visibility` is
+        refused) and have bots only if `bots` asks for them. As for any join: names must not
+        look like another seat's (`409 name_taken`), an account holds one seat a game
+        (`409 already_seated`), and one address holds seats in at most
+        `CARDROOM_WAITING_GAMES_PER_ADDRESS` waiting games. Rate limited per address like
+        game creation.
+      security: []
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema: {$ref: '#/components/schemas/QuickMatchRequest'}
+            examples:
+              anonymous:
+                summary: A 4-player game of Sushi Go!, anonymously
+                value: {game: sushi-go, players: 4, name: Ada}
+              account:
+                summary: With an account token (the seat takes the account's name)
+                value: {game: sushi-go, players: 2}
+      responses:
+        '201':
+          description: Your seat. Keep the token.
+          headers:
+            Location:
+              $ref: '#/components/headers/GameLocation'
+            Cardroom-Receipt:
+              $ref: '#/components/headers/Receipt'
+          content:
+            application/json:
+              schema: {$ref: '#/components/schemas/QuickSeat'}
+          links:
+            GetGameAsSeat:
+              operationId: getGame
+              parameters:
+                game_id: $response.body#/game_id
+                header.Authorization: Bearer {$response.body#/token}
+        '400': BadBody
+        '401': AccountUnauthorized
+        '403': InsufficientScope
+        '409':
+          description: |
+            - `name_taken`: another seat of the waiting game has a name that looks the same
+              (`errors.seat`): choose another;
+            - `already_seated`: the account holds a seat of the waiting game already
+              (`errors.seat`, `errors.game_id`: play it with the account token);
+            - `too_many_waiting_games`: your address holds seats in as many waiting games as
+              it may;
+            - `too_many_conflicts`: the games changed under this request too often in a row;
+              send it again after `Retry-After` seconds.
+          headers:
+            Retry-After:
+              $ref: '#/components/headers/RetryAfter'
+          content:
+            application/problem+json:
+              schema: {$ref: '#/components/schemas/QuickConflict'}
+        '413': BodyTooLarge
+        '415': UnsupportedMediaType
+        '422':
+          description: |
+            `unknown_game`, `invalid_rules`, `invalid_bots`, `invalid_name`: as for
+            `POST /games` (`invalid_name` for `name` too).
+          content:
+            application/problem+json:
+              schema: {$ref: '#/components/schemas/QuickUnprocessable'}
+        '429': RateLimited
+        '500': InternalError
+        '503': DatabaseUnavailable
+    """
+    account = auth.optional_account(games(), "play")
+    body = QUICK_REQUEST.load(json_body())
+    if account is None and "name" not in body:
+        raise Problem(
+            400,
+            "invalid_request",
+            "'name' is required without an account token (the seat's name)",
+            errors={"name": ["Missing data for required field."]},
+        )
+    name = body["name"] if account is None else account_name(account, body.get("name"))
+    adapter = adapter_for(body["game"])
+    options = {**adapter.rules.load(body["rules"]), "players": body["players"]}
+    creation = Creation(body["game"], options, tuple(body["bots"]), body.get("turn_seconds"))
+    token = auth.new_token()
+    person = Seating(
+        name,
+        None if account is None else account.account.id,
+        auth.token_hash(token),
+        games().keys.client_hash(request.remote_addr or ""),
+    )
+    seat, loaded, created = matcher().seat(creation, person, abuse.waiting_games_limit())
+    granted = {
+        "game_id": loaded.id,
+        "seat": seat,
+        "name": loaded.state.names[seat],
+        "token": token,
+        "token_type": "Bearer",
+        "started": games().started(loaded),
+        "created": created,
+    }
+    if account is not None:
+        granted["account_id"] = account.account.id
+    return with_receipt(QUICK_SEAT.dump(granted), loaded, 201, Location=game_url(loaded.id))
