@@ -44,6 +44,7 @@ SHARED_BODIES = (
     schemas.Readiness,
     schemas.Rulings,
     *schemas.ACCOUNT_BODIES,
+    *schemas.HISTORY_BODIES,
 )
 
 
