@@ -7,7 +7,9 @@ finishes while a client walks the pages does not move. ``account_seats`` gains t
 index ``(account_id, game_created_at, game_id)``: a page is a range scan of the account's own
 rows however many games the service holds (a built-in bot sits in most of them). Everything
 else a history item shows (status, times, final scores, result) is read from the game's
-lifecycle events at query time (service/store/account_games.py).
+lifecycle events at query time (service/store/account_games.py), and whether a seat was left
+before the start from ``seat_left`` events, through a partial index of them (``events_seat_left``:
+a few rows, where a plain anti-join would scan the whole log).
 
 Rows written before this revision are given their game's time once, here (the table refuses
 updates; its trigger is lifted for that one statement).
@@ -33,6 +35,7 @@ UPDATE account_seats s SET game_created_at = g.created_at FROM games g WHERE g.i
 ALTER TABLE account_seats ENABLE TRIGGER account_seats_no_update_delete;
 ALTER TABLE account_seats ALTER COLUMN game_created_at SET NOT NULL;
 CREATE INDEX account_seats_history ON account_seats (account_id, game_created_at, game_id);
+CREATE INDEX events_seat_left ON events (game_id, version) WHERE type = 'seat_left';
 """
 
 
@@ -42,5 +45,6 @@ def upgrade() -> None:
 
 def downgrade() -> None:
     op.execute(
-        "DROP INDEX account_seats_history; ALTER TABLE account_seats DROP COLUMN game_created_at"
+        "DROP INDEX events_seat_left, account_seats_history;"
+        " ALTER TABLE account_seats DROP COLUMN game_created_at"
     )

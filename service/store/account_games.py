@@ -50,7 +50,8 @@ UPCAST = {"sushi-go": sushigo_upcast, "sequence": sequence_upcast}
 
 # Whether the seat of ``{s}`` (an account_seats row) was given up before the start: a
 # ``seat_left`` of that seat after it was taken and before ``game_started`` (a seat is left
-# only before the start, domain/lifecycle.py). A short range of the game's versions.
+# only before the start, domain/lifecycle.py). Through the partial index events_seat_left
+# (migration 0019): a few rows however large the log.
 _LEFT = f"""EXISTS (
     SELECT 1 FROM events x
     WHERE x.game_id = {{s}}.game_id AND x.type = '{SEAT_LEFT}'
@@ -64,13 +65,19 @@ _SAT = f"""EXISTS (
     WHERE o.game_id = s.game_id AND o.account_id = %({{who}})s
     AND NOT {_LEFT.format(s="o")})"""
 
-# One row per game of the account (DISTINCT ON: a built-in bot may play several seats of one
-# game; it is listed once, from its first seat that matches). The lifecycle lateral reads the
-# partial index events_lifecycle (its predicate is the IN list); status and result are derived,
-# never stored.
+# No seat of the same account before this one in the game (bots only: a person holds one).
+_FIRST = f"""NOT EXISTS (
+    SELECT 1 FROM account_seats f
+    WHERE f.game_id = s.game_id AND f.account_id = s.account_id AND f.seat < s.seat
+    AND NOT {_LEFT.format(s="f")})"""
+
+# One row per game of the account: a built-in bot may play several seats of one game; it is
+# listed once, from its first seat (``_FIRST``). The lifecycle lateral reads the partial index
+# events_lifecycle (its predicate is the IN list); status and result are derived, never stored.
+# Rows come in the order of the index account_seats_history: a page evaluates the laterals of
+# its own rows only.
 HISTORY = f"""
-SELECT DISTINCT ON (s.game_created_at, s.game_id)
-       s.game_id, g.game, s.game_created_at, s.seat, r.status, r.result,
+SELECT s.game_id, g.game, s.game_created_at, s.seat, r.status, r.result,
        l.started_at, l.finished_at, l.ended, l.ended_schema, l.upto,
        EXISTS (SELECT 1 FROM private_games p WHERE p.game_id = s.game_id) AS private
 FROM account_seats s
@@ -111,11 +118,17 @@ LIMIT %(limit)s
 # The events that say who sits where: the creation (rules, reserved bots) and every seat taken
 # or left, up to the start (seats change only before it).
 SEATING = f"""
-SELECT e.game_id, e.type, e.schema_version, e.data FROM events e
-JOIN unnest(%s::uuid[], %s::int[]) AS p (game_id, upto) ON e.game_id = p.game_id
-WHERE e.version <= p.upto AND e.type IN ('{GAME_CREATED}', '{SEAT_TAKEN}', '{SEAT_LEFT}')
-ORDER BY e.game_id, e.version
-"""
+SELECT p.game_id, e.type, e.schema_version, e.data
+FROM unnest(%s::uuid[], %s::int[]) AS p (game_id, upto)
+CROSS JOIN LATERAL (
+    SELECT e.version, e.type, e.schema_version, e.data FROM events e
+    WHERE e.game_id = p.game_id AND e.version <= p.upto
+    AND e.type IN ('{GAME_CREATED}', '{SEAT_TAKEN}', '{SEAT_LEFT}')
+    OFFSET 0
+) e
+ORDER BY p.game_id, e.version
+"""  # a range of each game's primary key, its first versions (OFFSET 0: kept a nested loop,
+# never a scan of every event hashed against the page's games)
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,6 +188,7 @@ def _where(query: HistoryQuery) -> tuple[list[sql.Composable], dict[str, Any]]:
     where: list[sql.Composable] = [
         sql.SQL("s.account_id = %(account)s"),
         sql.SQL("NOT " + _LEFT.format(s="s")),
+        sql.SQL(_FIRST),
     ]
     params: dict[str, Any] = {"account": query.account_id}
     wanted = (
@@ -209,7 +223,7 @@ def page(store: Any, query: HistoryQuery, limit: int) -> list[HistoryRow]:
     order = "DESC" if query.order == "newest" else "ASC"
     statement = sql.SQL(HISTORY).format(
         where=sql.SQL(" AND ").join(where),
-        order=sql.SQL(f"s.game_created_at {order}, s.game_id {order}, s.seat"),
+        order=sql.SQL(f"s.game_created_at {order}, s.game_id {order}"),
     )
     with store.connection() as conn:
         rows = conn.execute(statement, {**params, "limit": limit}).fetchall()
@@ -223,18 +237,21 @@ def page(store: Any, query: HistoryQuery, limit: int) -> list[HistoryRow]:
     return [_row(row, by_game.get(row[0], [])) for row in rows]
 
 
+FIRST_BATCH = 20  # the export's first lines leave before a page of 100 would be read
+
+
 def walk(
     store: Any, query: HistoryQuery, cap: int, batch: int, start: Any = None
 ) -> Iterator[HistoryRow]:
-    """Up to ``cap`` games of the account in ``query.order``, read ``batch`` at a time by the
-    same keyset as the pages (memory stays one batch, no connection is held between batches).
-    ``start``: called before each batch (a fresh time budget for its statements)."""
+    """Up to ``cap`` games of the account in ``query.order``, read ``batch`` at a time (a small
+    first batch) by the same keyset as the pages: memory stays one batch, no connection is
+    held between batches. ``start``: called before each batch (a fresh time budget)."""
     sent = 0
     after = query.after
     while sent < cap:
         if start is not None:
             start()
-        want = min(batch, cap - sent)
+        want = min(batch if sent else min(batch, FIRST_BATCH), cap - sent)
         rows = page(store, _with_after(query, after), want)
         yield from rows
         sent += len(rows)
