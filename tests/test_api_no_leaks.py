@@ -21,7 +21,15 @@ from typing import Any
 from uuid import UUID
 
 import pytest
-from api_client import ApiClient, Player, Table, expect_status, play_to_end, seed_matches
+from api_client import (
+    ApiClient,
+    Player,
+    Table,
+    expect_status,
+    play_to_end,
+    rng_name,
+    seed_matches,
+)
 
 from domain.decider import GAME_ENDED, commitment, fold
 from domain.sushigo import SUSHI_GO, State
@@ -393,3 +401,63 @@ def test_a_hidden_pick_does_not_say_what_kind_of_pick_it_was(api: ApiClient) -> 
     assert [set(h) for h in hidden] == [HIDDEN_PICK_KEYS] * 2
     assert hidden[0]["redacted"] == hidden[1]["redacted"]
     table.close()
+
+
+# --- an account's history (issue 35) ----------------------------------------------------------
+
+
+def check_history_item(item: dict[str, Any], truth: Truth) -> None:
+    """A history item holds public facts only: no hand, no pick, no seed, no score before the
+    end."""
+    text = json.dumps(item)
+    check_no_seed(text, truth)
+    check_no_secret_hands(item, None, truth, set())  # not even the viewer's own hand
+    assert not {"hand", "hands", "pick", "picks", "cards", "seed"} & set(item)
+    for seat in item["seats"]:
+        assert set(seat) == {"seat", "name", "bot", "account_id"}
+    if not truth.over:
+        assert item["totals"] is None and item["winners"] is None and item["result"] is None
+
+
+def test_nothing_leaks_through_an_account_history(api: ApiClient, store: EventStore) -> None:
+    """The history page and the JSON Lines export, read by the account that sits in the game
+    (its token with history:read) and by anybody, after every pick of a whole game."""
+    created = api.post("/accounts", {"name": f"leak{rng_name()}"}, token=None)
+    expect_status(created, 201)
+    account = created.json()
+    view = api.create_game(3, edition="zoch")
+    table = Table(api, view["game_id"], view["rules"])
+    joined = api.post(f"/games/{table.game_id}/players", {}, token=account["token"])
+    expect_status(joined, 201)
+    table.players.append(Player(0, account["name"], account["token"], api.clone(account["token"])))
+    for seat in (1, 2):
+        granted = api.join(table.game_id, f"p{seat}{rng_name()}")
+        table.players.append(
+            Player(seat, granted["name"], granted["token"], api.clone(granted["token"]))
+        )
+    path = f"/accounts/{account['account_id']}/games"
+    readings = 0
+
+    def check(*_: Any) -> None:
+        nonlocal readings
+        truth = Truth.read(store, table.game_id)
+        for token in (account["token"], None):
+            page = api.get(path, token=token)
+            expect_status(page, 200)
+            (item,) = page.json()["games"]
+            check_history_item(item, truth)
+            export = api.get(path, token=token, headers={"Accept": "application/x-ndjson"})
+            expect_status(export, 200)
+            (line,) = [json.loads(text) for text in export.text.splitlines()]
+            check_history_item(line, truth)
+            readings += 2
+
+    try:
+        check()
+        play_to_end(table, random.Random("history-leaks"), after_move=check)
+        check()
+    finally:
+        table.close()
+    assert readings > 20
+    final = api.get(path).json()["games"][0]
+    assert final["status"] == "over" and final["winners"]  # after the end: the result is public

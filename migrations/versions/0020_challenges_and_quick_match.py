@@ -14,7 +14,7 @@
 Only the columns that change are granted for UPDATE; nothing is ever deleted.
 
 Revision ID: 0020
-Revises: 0018
+Revises: 0019
 Create Date: 2026-11-29
 """
 
@@ -23,7 +23,7 @@ from __future__ import annotations
 from alembic import op
 
 revision = "0020"
-down_revision = "0018"
+down_revision = "0019"
 branch_labels = None
 depends_on = None
 

@@ -45,6 +45,7 @@ SHARED_BODIES = (
     schemas.Rulings,
     *schemas.ACCOUNT_BODIES,
     *schemas.CHALLENGE_BODIES,
+    *schemas.HISTORY_BODIES,
 )
 
 

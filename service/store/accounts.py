@@ -25,9 +25,15 @@ from service.store.failures import StoreError
 if TYPE_CHECKING:
     from service.store.events import EventStore
 
-# The CTE an append's statement carries for its seats' accounts (service/store/event_sql.py).
-SEATS_INSERT = "INSERT INTO account_seats (game_id, seat, taken_at, account_id) VALUES {values}"
-SEAT_VALUES = "(%s, %s, %s, %s)"
+# The CTE an append's statement carries for its seats' accounts (service/store/event_sql.py),
+# each row with its game's creation time: the key of the account's history (migration 0019).
+SEATS_INSERT = (
+    "INSERT INTO account_seats (game_id, seat, taken_at, account_id, game_created_at)"
+    " SELECT v.game_id, v.seat, v.taken_at, v.account_id, g.created_at"
+    " FROM (VALUES {values}) AS v (game_id, seat, taken_at, account_id)"
+    " JOIN games g ON g.id = v.game_id"
+)
+SEAT_VALUES = "(%s::uuid, %s::int, %s::int, %s::text)"
 LAST_USED_EVERY = timedelta(minutes=1)  # ``last_used_at`` is written at most this often
 
 

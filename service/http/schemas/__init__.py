@@ -12,6 +12,7 @@ class name.
 from __future__ import annotations
 
 from service.bodies import Receipt
+from service.http.schemas.account_games import AccountGame, AccountGameList, AccountGamesQuery
 from service.http.schemas.accounts import (
     AccountCreated,
     AccountSummary,
@@ -65,10 +66,16 @@ ACCOUNT_BODIES = (
     TokenGranted,
     TokenList,
 )
+# The bodies of an account's history (issue 35), for the contract.
+HISTORY_BODIES = (AccountGameList,)
 
 __all__ = [
     "ACCOUNT_BODIES",
     "CHALLENGE_BODIES",
+    "AccountGame",
+    "AccountGameList",
+    "AccountGamesQuery",
+    "HISTORY_BODIES",
     "AnonymousJoinRequest",
     "AuditReport",
     "AuditRequest",
