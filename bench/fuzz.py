@@ -186,7 +186,7 @@ def main(argv: list[str] | None = None) -> int:
             f" ({operations} operations; {total.flaky_runs} stateful runs cut short by"
             " hypothesis's flakiness guard)"
         )
-        app.extensions["cardroom_live"].stop()  # its LISTEN connection, before the drop
+        app.extensions["cardroom_live"].stop()  # its reader's connection, before the drop
         return 1 if total.failures else 0
     finally:
         db.drop_database(admin, name)

@@ -1,19 +1,28 @@
-"""How many appends per second LISTEN/NOTIFY carries before its fan-out delay grows
-(docs/scaling.md, "Where LISTEN/NOTIFY stops scaling").
+"""How many appends per second each way of hearing of them carries, side by side
+(docs/scaling.md, "Where LISTEN/NOTIFY stopped scaling").
 
-Every append notifies ``cardroom_events`` from a statement trigger at commit (migration 0003), and
-every server process keeps one LISTEN connection (service/live/hub.py). Here: a scratch table
-with the same kind of trigger (one ``pg_notify`` per statement, its payload the trigger's clock),
-``pgbench`` inserting into it at rising target rates (``-R``, 16 connections), and ``--listeners``
-processes LISTENing, as the worker processes of the hosts would; each notes the delay from the
-trigger to its receipt. Per rate: the commits/s reached, the insert latency, the delay p50/p99.
-Side by side in the same run, the same unthrottled load with the trigger and without it (the
-baseline: what the notification costs the commits).
+Until migration 0017 every append notified ``cardroom_events`` from a statement trigger at commit
+(0003), and every server process kept one LISTEN connection; since, every process polls the log
+with one reader (service/live/reader.py) and nothing is sent at commit. Here a scratch table shaped
+like ``events`` for this (a ``position`` identity, ``tx xid8 DEFAULT pg_current_xact_id()`` and
+the reader's index on ``(tx, position)``), ``pgbench`` inserting one row per transaction into it
+(16 connections), in three shapes:
+
+- ``notify``: the old statement trigger (one ``pg_notify`` per statement, its payload the
+  trigger's clock) and ``--listeners`` processes LISTENing;
+- ``reader``: no trigger, and as many processes each running the service's own ``Reader`` on
+  the table (``CARDROOM_LIVE_INTERVAL``, default 0.05 s);
+- ``plain``: no trigger, nobody following: the baseline (the same row into a table without
+  triggers).
+
+Each follower notes the delay from the row's clock (at insert) to its hearing of it. Per shape and
+rate asked (``-R``; then unthrottled): the commits/s reached, the insert latency, the delay
+p50/p99. The unthrottled commits/s of each shape over ``plain``'s, same run, is issue 40's first
+measure (goal: the service's shape at least 0.7 of ``plain``).
 
     python -m bench.notify_ceiling --url postgresql://postgres@127.0.0.1:5432/postgres
 
-The ceiling: where the commits that notify saturate (the rate asked is no longer reached, and
-the delay jumps). ``--synchronous-commit off`` shows what part of it is each commit's WAL flush.
+``--synchronous-commit off`` shows what part of it is each commit's WAL flush.
 """
 
 from __future__ import annotations
@@ -25,8 +34,10 @@ import secrets
 import subprocess
 import tempfile
 import time
+from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import psycopg
 
@@ -35,8 +46,15 @@ from bench.cluster import percentile
 
 CLIENTS = 16
 RATES = (50, 100, 200, 400, 800, 1600)
-TRIGGER = """
-CREATE TABLE {t} (game int NOT NULL, at timestamptz NOT NULL DEFAULT clock_timestamp());
+SHAPES = ("notify", "reader")  # followed at each rate asked; unthrottled, "plain" too
+TABLE = """
+CREATE TABLE {t} (
+    game int NOT NULL,
+    at timestamptz NOT NULL DEFAULT clock_timestamp(),
+    position bigint GENERATED ALWAYS AS IDENTITY,
+    tx xid8 DEFAULT pg_current_xact_id()
+);
+CREATE INDEX ON {t} (tx, position) WHERE tx IS NOT NULL;
 CREATE FUNCTION {t}_notify() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
     PERFORM pg_notify('{t}', extract(epoch FROM clock_timestamp())::text);
@@ -49,25 +67,63 @@ CREATE TRIGGER {t}_notify AFTER INSERT ON {t} FOR EACH STATEMENT EXECUTE FUNCTIO
 
 @dataclass
 class Step:
+    shape: str  # notify, reader or plain
     target: int | None  # commits/s asked of pgbench (None: as fast as it goes)
-    notify: bool
     reached: float = 0.0
     latency_ms: float = 0.0
     delay_p50_ms: float | None = None
     delay_p99_ms: float | None = None
-    received: int = 0  # notifications received, all listeners
+    received: int = 0  # rows heard of, all followers
 
 
-def listen(url: str, channel: str, ready: object, stop: object, out: object) -> None:
-    """One LISTEN connection, as a worker's hub has: the delay of each notification (s)."""
+def listen(url: str, table: str, ready: Any, stop: Any, out: Any) -> None:
+    """One LISTEN connection, as a worker's hub had: the delay of each notification (s)."""
     delays: list[float] = []
     with psycopg.connect(url, autocommit=True) as conn:
-        conn.execute(f"LISTEN {channel}")
-        ready.set()  # type: ignore[attr-defined]
-        while not stop.is_set():  # type: ignore[attr-defined]
+        conn.execute(f"LISTEN {table}")
+        ready.set()
+        while not stop.is_set():
             for note in conn.notifies(timeout=0.2):
                 delays.append(time.time() - float(note.payload))
-    out.put(delays)  # type: ignore[attr-defined]
+    out.put(delays)
+
+
+class _Ready:
+    """The reader's listener: says when it follows; the delays are noted by the source."""
+
+    def __init__(self, ready: Any) -> None:
+        self._ready = ready
+
+    def connected(self) -> None:
+        self._ready.set()
+
+    def lost(self) -> None:
+        pass
+
+    def missed(self) -> None:
+        pass
+
+    def woken(self, wakes: Mapping[Hashable, int | None]) -> None:
+        pass
+
+
+def read(url: str, table: str, ready: Any, stop: Any, out: Any) -> None:
+    """One log reader, as a worker's hub has: the delay of each row (s)."""
+    from service.live.reader import Reader, Source
+    from service.settings import settings
+
+    delays: list[float] = []
+
+    def heard(row: tuple[Any, ...]) -> tuple[Hashable, int | None]:
+        delays.append(time.time() - row[0].timestamp())
+        return 0, None
+
+    source = Source(table, "position", ("at",), heard)
+    reader = Reader(lambda: url, [source], _Ready(ready), interval=settings().live_interval)
+    reader.start()
+    stop.wait()
+    reader.stop()
+    out.put(delays)
 
 
 def pgbench(url: str, script: Path, seconds: int, rate: int | None) -> tuple[float, float]:
@@ -78,25 +134,28 @@ def pgbench(url: str, script: Path, seconds: int, rate: int | None) -> tuple[flo
     return parse_tps(done.stdout), float(latency.group(1)) if latency else 0.0
 
 
-def step(url: str, table: str, script: Path, rate: int | None, notify: bool, args: object) -> Step:
-    result = Step(rate, notify)
+def step(url: str, table: str, script: Path, rate: int | None, shape: str, args: Any) -> Step:
+    result = Step(shape, rate)
     context = multiprocessing.get_context("spawn")
     stop, out = context.Event(), context.Queue()
-    listeners = []
-    for _ in range(args.listeners if notify else 0):  # type: ignore[attr-defined]
+    follow = {"notify": listen, "reader": read}.get(shape)
+    followers = []
+    for _ in range(args.listeners if follow else 0):
         ready = context.Event()
-        process = context.Process(target=listen, args=(url, table, ready, stop, out))
+        process = context.Process(target=follow, args=(url, table, ready, stop, out))
         process.start()
         ready.wait(30)
-        listeners.append(process)
+        followers.append(process)
     with psycopg.connect(url, autocommit=True) as conn:
-        conn.execute(f"ALTER TABLE {table} {'ENABLE' if notify else 'DISABLE'} TRIGGER USER")
-    result.reached, result.latency_ms = pgbench(url, script, args.seconds, rate)  # type: ignore[attr-defined]
+        trigger = "ENABLE" if shape == "notify" else "DISABLE"
+        conn.execute(f"ALTER TABLE {table} {trigger} TRIGGER USER")
+    result.reached, result.latency_ms = pgbench(url, script, args.seconds, rate)
+    time.sleep(0.5)  # the followers hear of the last rows
     stop.set()
     delays: list[float] = []
-    for _ in listeners:
+    for _ in followers:
         delays += out.get(timeout=60)
-    for process in listeners:
+    for process in followers:
         process.join(30)
     result.received = len(delays)
     if delays:
@@ -105,17 +164,18 @@ def step(url: str, table: str, script: Path, rate: int | None, notify: bool, arg
     return result
 
 
-def ceiling(steps: list[Step]) -> float:
-    """The most commits/s that notified, at any rate asked: where the commits saturate."""
-    return max((s.reached for s in steps if s.notify), default=0.0)
+def ceiling(steps: list[Step], shape: str) -> float:
+    """The most commits/s of ``shape`` at any rate asked: where its commits saturate."""
+    return max((s.reached for s in steps if s.shape == shape), default=0.0)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--url", default="postgresql://postgres@127.0.0.1:5432/postgres")
-    parser.add_argument("--listeners", type=int, default=6, help="LISTEN connections")
+    parser.add_argument("--listeners", type=int, default=6, help="followers (processes)")
     parser.add_argument("--seconds", type=int, default=5, help="per rate")
     parser.add_argument("--rates", default=",".join(map(str, RATES)))
+    parser.add_argument("--shapes", default=",".join(SHAPES), help="followed at each rate")
     parser.add_argument(
         "--synchronous-commit",
         default="on",
@@ -125,27 +185,36 @@ def main() -> None:
     args = parser.parse_args()
     table = f"notify_bench_{secrets.token_hex(4)}"
     with psycopg.connect(args.url, autocommit=True) as conn:
-        conn.execute(TRIGGER.format(t=table))
+        conn.execute(TABLE.format(t=table))
     steps = []
+    shapes = [s for s in args.shapes.split(",") if s]
     try:
         with tempfile.TemporaryDirectory() as tmp:
             script = Path(tmp) / "append.sql"
             setting = f"SET synchronous_commit = {args.synchronous_commit};\n"
             script.write_text(f"{setting}INSERT INTO {table} (game) VALUES (1);\n")
-            for rate in [int(r) for r in args.rates.split(",")]:
-                steps.append(step(args.url, table, script, rate, True, args))
-                print(steps[-1], flush=True)
-            for notify in (True, False):
-                steps.append(step(args.url, table, script, None, notify, args))
+            for shape in shapes:
+                for rate in [int(r) for r in args.rates.split(",") if r]:
+                    steps.append(step(args.url, table, script, rate, shape, args))
+                    print(steps[-1], flush=True)
+            fast = {}
+            for shape in (*shapes, "plain"):
+                fast[shape] = step(args.url, table, script, None, shape, args)
+                steps.append(fast[shape])
                 print(steps[-1], flush=True)
     finally:
         with psycopg.connect(args.url, autocommit=True) as conn:
             conn.execute(f"DROP TABLE {table}; DROP FUNCTION {table}_notify()")
-    fast_on, fast_off = steps[-2], steps[-1]
+    plain = fast["plain"].reached
     print(
-        f"synchronous_commit={args.synchronous_commit}, {args.listeners} listeners: commits with"
-        f" NOTIFY saturate at {ceiling(steps):.0f}/s; unthrottled, the same run: "
-        f" {fast_on.reached:.0f} commits/s with NOTIFY, {fast_off.reached:.0f} without"
+        f"synchronous_commit={args.synchronous_commit}, {args.listeners} followers each;"
+        " unthrottled, the same run: "
+        + ", ".join(
+            f"{s} {fast[s].reached:.0f} commits/s ({fast[s].reached / plain:.2f}x plain,"
+            f" most at any rate {ceiling(steps, s):.0f}/s)"
+            for s in shapes
+        )
+        + f", plain {plain:.0f}"
     )
 
 

@@ -107,6 +107,12 @@ class Settings(BaseSettings):
     clock_interval: float = Field(
         1.0, ge=0, description="seconds between the turn clock's sweeps per process; 0: none"
     )
+    live_interval: float = Field(
+        0.05,
+        gt=0,
+        description="seconds between each process's polls of the log for appends (how soon a"
+        " stream or long poll hears of one)",
+    )
     stall_seconds: int = Field(
         3600,
         ge=1,

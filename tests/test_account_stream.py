@@ -11,11 +11,15 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import psycopg
+import pytest
 import requests
 from api_client import ApiClient, expect_problem, expect_status
+
+from service.cli.main import main
 
 pytest_plugins = ["api_fixtures"]
 
@@ -203,3 +207,25 @@ def test_the_stream_needs_an_account_token_with_play(api: ApiClient) -> None:
         request_valid=False,
     )
     expect_problem(bad, 400, "invalid_request")
+
+
+def test_an_account_game_exports_its_accounts_and_audits_offline(
+    api: ApiClient, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The seat's event names the account (never a token); ``cardroom audit`` re-decides the
+    join with it and verifies the export offline, as for any game (issue 35, point 2)."""
+    account = new_account(api)
+    token = account["token"]
+    gid = game_with_a_bot(api, token)
+    while (view := api.game(gid, token=token))["status"] != "over":
+        pick_first(api, gid, token, view)
+    export = api.get(f"/games/{gid}/export", token=None)
+    expect_status(export, 200)
+    assert token not in export.text and token[len("cardroom_pat_") :] not in export.text
+    lines = [json.loads(line) for line in export.text.splitlines()]
+    seats = [line["data"] for line in lines if line.get("type") == "seat_taken"]
+    assert seats[0]["account"] == account["account_id"]
+    path = tmp_path / "game.jsonl"
+    path.write_text(export.text)
+    assert main(["audit", str(path)]) == 0
+    assert "verified" in capsys.readouterr().out

@@ -4,12 +4,15 @@ passwords). Over HTTP, against the real app and PostgreSQL."""
 from __future__ import annotations
 
 import hashlib
+import subprocess
+import time
 import uuid
 from typing import Any
 
 import psycopg
 import pytest
 from api_client import ApiClient, expect_problem, expect_status
+from serve_support import cardroom_serve
 
 pytest_plugins = ["api_fixtures"]
 
@@ -150,3 +153,36 @@ def test_an_account_takes_a_seat_and_its_token_acts_for_it(api: ApiClient, game:
         "token"
     ]
     expect_problem(api.get(f"/games/{gid}", token=play_only), 403, "insufficient_scope")
+
+
+def test_a_dump_of_the_database_holds_no_token_in_clear(api: ApiClient, database_url: str) -> None:
+    """``pg_dump`` of a database with accounts: no token, no token's base64 (issue 35)."""
+    tokens = [new_account(api)["token"] for _ in range(20)]
+    minted = api.post("/accounts/me/tokens", {"scopes": ["play"]}, token=tokens[0]).json()
+    tokens.append(minted["token"])
+    dump = subprocess.run(
+        ["pg_dump", "--data-only", database_url], capture_output=True, text=True, check=True
+    ).stdout
+    assert "COPY public.account_tokens" in dump  # the dump holds the table
+    assert not [token for token in tokens if token[len(PREFIX) :] in dump]
+
+
+def test_a_token_revoked_on_one_host_is_refused_by_another_at_once(database_url: str) -> None:
+    """Two ``cardroom serve`` processes: the token works on both, is revoked through one, and
+    the other refuses it on the next request (no host caches a token: issue 35, within 1 s)."""
+    with (
+        cardroom_serve(database_url) as one,
+        cardroom_serve(database_url) as other,
+        ApiClient(one.url) as api_one,
+        ApiClient(other.url) as api_other,
+    ):
+        root = new_account(api_one)["token"]
+        bot = api_one.post("/accounts/me/tokens", {"scopes": ["play"]}, token=root).json()
+        expect_status(api_other.get("/accounts/me", token=bot["token"]), 200)
+        gone = api_one.request("DELETE", f"/accounts/me/tokens/{bot['token_id']}", token=root)
+        expect_status(gone, 204)
+        revoked_at = time.monotonic()
+        refused = api_other.get("/accounts/me", token=bot["token"])
+        took = time.monotonic() - revoked_at
+    expect_problem(refused, 401, "invalid_token")
+    assert took < 1.0

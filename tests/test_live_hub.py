@@ -1,6 +1,6 @@
-"""The notification hub (service/live/hub.py) when its LISTEN connection is lost: waiters must not
-stay blocked on notifications that cannot come (a long poll would hold its thread for its whole
-wait, and during a database outage answer late instead of with a quick 503)."""
+"""The live hub (service/live/hub.py) when its reader's connection is lost: waiters must not stay
+blocked on wake-ups that cannot come (a long poll would hold its thread for its whole wait, and
+during a database outage answer late instead of with a quick 503)."""
 
 from __future__ import annotations
 

@@ -238,7 +238,7 @@ def url(race: registry.GameAdapter, pool: ConnectionPool) -> Iterator[str]:
     app = create_app(pool=pool, config={"CARDROOM_CLOCK_INTERVAL": 0})
     with serve(app) as base:
         yield base
-    app.extensions["cardroom_live"].stop()  # its LISTEN connection, before the database goes
+    app.extensions["cardroom_live"].stop()  # its reader's connection, before the database goes
 
 
 def ok(response: requests.Response, status: int = 200) -> Any:

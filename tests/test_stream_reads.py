@@ -147,11 +147,16 @@ def test_the_hub_vouches_only_for_what_it_learnt_since_it_listens(database_url: 
         hub.note(game, 2, epoch)  # an older read (versions never go back): 3 stays
         assert hub.current(game) == 3
         with psycopg.connect(database_url, autocommit=True) as admin:
-            admin.execute("SELECT pg_notify('cardroom_events', %s)", (f"{game} 5",))
+            admin.execute("INSERT INTO games (id, game) VALUES (%s, 'test')", (game,))
+            admin.execute(  # versions 1 to 5 in one append, read by the hub's reader
+                "INSERT INTO events (game_id, version, type, schema_version, data, hash)"
+                " SELECT %s, v, 'test', 1, '{}', repeat('0', 64) FROM generate_series(1, 5) v",
+                (game,),
+            )
             assert hub.wait(game, 3, WAIT)
-            assert hub.current(game) == 5  # notified: a later version than any read
+            assert hub.current(game) == 5  # read: a later version than any read of the store
             assert terminate_sessions(admin, name) == [(True,)]
-        # Reconnected (or not yet): a notification may have been missed meanwhile, so the hub
+        # Reconnected (or not yet): an append may have been missed meanwhile, so the hub
         # vouches for nothing it learnt before, nor for a read begun before.
         assert hub.wait(game, 5, WAIT)  # woken by the loss (and again by the reconnection)
         assert hub.current(game) is None

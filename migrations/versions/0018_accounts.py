@@ -17,7 +17,7 @@ no passwords, no sessions).
   running, so a row that commits late is never skipped (service/store/account_feed.py).
 
 Revision ID: 0018
-Revises: 0016
+Revises: 0017
 Create Date: 2026-11-28
 """
 
@@ -30,7 +30,7 @@ from domain import names
 from domain.bots import KINDS
 
 revision = "0018"
-down_revision = "0016"
+down_revision = "0017"
 branch_labels = None
 depends_on = None
 

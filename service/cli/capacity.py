@@ -20,7 +20,7 @@ from pathlib import Path
 log = logging.getLogger(__name__)
 
 CGROUP_ROOT = Path("/sys/fs/cgroup")
-# The live hub's LISTEN connection (service/live/hub.py) and the request deadline's watchdog,
+# The live hub's reader connection (service/live/reader.py) and the request deadline's watchdog,
 # which cancels what outlives a request's budget (service/store/budget.py).
 EXTRA_PER_WORKER = 2
 WARN_SHARE = 0.8  # above this share of the server's slots, say so: others connect too

@@ -1,5 +1,5 @@
 """``GET /games/{id}/stream``: a game's events as Server-Sent Events, live, whichever server
-process appended them (the notification hub, service/live/hub.py, wakes the stream; the store says
+process appended them (the live hub, service/live/hub.py, wakes the stream; the store says
 what to send).
 
 Each event is sent once, redacted for the caller exactly as ``GET /games/{id}/events`` redacts
@@ -249,7 +249,7 @@ class Ending:
         self, live: Hub, gid: UUID, last: int, deadline: float, s: StreamSettings, hangup: Hangup
     ) -> Iterator[str]:
         """After the last event: the rematch's message, at once or (``follow``) once proposed
-        (the hub wakes the stream: migration 0016 notifies it), within the stream's lifetime."""
+        (the hub wakes the stream: its reader follows ``rematches``), within the stream's lifetime."""
         if self.announced:
             return
         quiet_until = monotonic() + s.heartbeat

@@ -141,7 +141,7 @@ _BEHIND_STANDBY = (
 
 def _lock_cause(conn: psycopg.Connection[Any]) -> Cause:
     """A lock wait that ran out: ``standby`` when commits wait for a synchronous standby (they
-    hold their locks meanwhile, and every notifying commit queues behind them), else ``lock``."""
+    hold their locks meanwhile), else ``lock``."""
     with contextlib.suppress(psycopg.Error):
         row = conn.execute(_BEHIND_STANDBY).fetchone()
         if row is not None and row[0]:

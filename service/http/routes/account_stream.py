@@ -28,7 +28,7 @@ from service.http import auth
 from service.http.hangup import Hangup
 from service.http.routes.common import api, games, hub, open_streams
 from service.http.stream import StreamSettings, _stream_socket
-from service.live.hub import Hub
+from service.live.hub import Hub, account_key
 from service.play import GameService
 from service.store import account_feed
 from service.store.account_feed import YOUR_TURN, Cursor, Row
@@ -116,7 +116,7 @@ def account_stream() -> Response:
     resume = _last_event_id()
     live = hub()
     live.start()  # before the first read: no row committed after it goes unnoticed
-    ticket = live.ticket(_key(account))
+    ticket = live.ticket(account_key(account))
     with games().store.connection() as conn:
         start = resume or account_feed.head(conn)
     waiting = [] if resume is not None else _turns_waiting(games(), account)
@@ -134,11 +134,6 @@ def account_stream() -> Response:
     response.headers["Cache-Control"] = "no-cache"
     response.headers["X-Accel-Buffering"] = "no"
     return response
-
-
-def _key(account: str) -> tuple[str, str]:
-    """The hub's key for an account's feed (service/live/: the reader wakes it)."""
-    return ("account", account)
 
 
 def _last_event_id() -> Cursor | None:
@@ -181,7 +176,12 @@ class _Feed:
     """One account's stream: reads its rows past ``cursor`` and sends each once."""
 
     def __init__(
-        self, service: GameService, live: Hub, account: str, cursor: Cursor, ticket: int
+        self,
+        service: GameService,
+        live: Hub,
+        account: str,
+        cursor: Cursor,
+        ticket: tuple[int, int],
     ) -> None:
         self.service, self.live, self.account = service, live, account
         self.cursor, self.ticket = cursor, ticket
@@ -214,7 +214,7 @@ class _Feed:
                 if now >= quiet_until:
                     yield ": heartbeat\n\n"
                     quiet_until = now + s.heartbeat
-                key = _key(self.account)
+                key = account_key(self.account)
                 self.live.wait_ticket(key, self.ticket, min(deadline, quiet_until) - now, hangup)
                 self.ticket = self.live.ticket(key)  # before the read: later rows wake again
                 if self.live.stopped or hangup.gone:
