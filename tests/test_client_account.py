@@ -225,3 +225,82 @@ def test_the_stream_resumes_after_the_connection_is_cut(served: Served, database
     written = [i for i in feed_ids(database_url, account.id) if i not in (before or ())]
     assert numbered == written  # nothing missed, in order
     assert items[-1].game_id == gid and items[-1].data["status"] == "over"
+
+
+# --- history, challenges, quick match ---------------------------------------------------------
+
+
+def test_the_history_walks_every_page_and_the_export_agrees(served: Served) -> None:
+    """Three games of the account (one finished against the greedy bot, two waiting), read two
+    a page: each once, oldest first; the filters and the export say the same."""
+    with Client(served.url) as client:
+        account = client.create_account(unique("Hy"))
+        finished = client.create_game("sushi-go", 2, bots=[BotSeat(1, "greedy")])
+        final = FirstMoveBot().play(account.join(finished))
+        waiting = [client.create_game("sushi-go", 3) for _ in "ab"]
+        for game in waiting:
+            account.join(game)
+        ids = [finished.id, *(g.id for g in waiting)]
+        walked = list(account.games(limit=2))
+        assert [g.game_id for g in walked] == ids
+        first, page_after = account.games_page(limit=2)
+        assert len(first) == 2 and page_after is not None
+        over = list(account.games(status="over"))
+        assert [g.game_id for g in over] == [finished.id]
+        assert over[0].result in ("win", "loss") and over[0].totals == final.totals
+        assert over[0].seats[1].account_id == "bot:greedy" and over[0].seat == 0
+        assert [g.game_id for g in account.games(vs="bot:greedy")] == [finished.id]
+        newest = [g.game_id for g in account.games(order="newest")]
+        assert newest == ids[::-1]
+        assert [g.game_id for g in account.export()] == ids
+        assert {g.status for g in walked[1:]} == {"waiting"}
+
+
+def test_a_challenge_accepted_by_a_bot_is_played_by_both_accounts(served: Served) -> None:
+    """A bot account accepts the challenge from its stream; both accounts' bots play the game
+    it creates to its end. A challenge declined, and one cancelled, end as they should."""
+    with Client(served.url) as client:
+        ada, bot = client.create_account(unique("Ada")), client.create_account(unique("Bot"))
+        offered = ada.challenge(bot.id, "sushi-go", 2)
+        assert (offered.status, offered.to_account, offered.from_account) == (
+            "offered",
+            bot.id,
+            ada.id,
+        )
+        assert [c.challenge_id for c in bot.challenges().incoming] == [offered.challenge_id]
+        assert [c.challenge_id for c in ada.challenges().outgoing] == [offered.challenge_id]
+        players = [
+            in_thread(lambda: FirstMoveBot().play_account(bot, games=1)),
+            in_thread(lambda: FirstMoveBot().play_account(ada, games=1)),
+        ]
+        for thread, _, _ in players:
+            thread.join(WAIT)
+        assert all(not t.is_alive() and not errors for t, _, errors in players), players
+        (gid,) = players[0][1][0]
+        assert ada.get_challenge(offered).game_id == gid
+        assert list(players[1][1][0]) == [gid]
+        view = client.game(gid).view()
+        assert view.status == "over"
+        assert [s.name for s in view.seats] == [ada.name, bot.name]
+
+        declined = bot.decline(ada.challenge(bot.id, "sequence", 2))
+        assert declined.status == "declined"
+        cancelled = ada.cancel(ada.challenge(bot.id, "sequence", 2))
+        assert cancelled.status == "cancelled"
+        with pytest.raises(CardroomError) as late:
+            bot.accept(cancelled)
+        assert late.value.status == 409
+
+
+def test_quick_match_seats_accounts_together_then_opens_the_next_game(served: Served) -> None:
+    with Client(served.url) as client:
+        rules = {"pass_direction": "alternate"}  # rules no other test quick-matches
+        edition = {"game": "sushi-go", "players": 2, "rules": rules}
+        first, second, third = (client.create_account(unique(n)) for n in ("Qa", "Qb", "Qc"))
+        a = first.quick(**edition)  # type: ignore[arg-type]
+        b = second.quick(**edition)  # type: ignore[arg-type]
+        c = third.quick(**edition)  # type: ignore[arg-type]
+        assert a.id == b.id != c.id and {a.seat, b.seat} == {0, 1}
+        assert b.created is False and c.created is True
+        assert a.view().status == "playing" and c.view().status == "waiting"
+        assert a.token == first.token  # the account's token acts for its seat

@@ -1,7 +1,15 @@
 """cardroom-client: a typed client for cardroom services (Sushi Go!, Sequence)."""
 
 from .account import Account
-from .account_models import AccountGame, AccountInfo, Challenge, Item, NewToken, TokenInfo
+from .account_models import (
+    AccountGame,
+    AccountInfo,
+    Challenge,
+    Challenges,
+    Item,
+    NewToken,
+    TokenInfo,
+)
 from .bot import Bot, FirstMoveBot
 from .client import Client, Game, Seat
 from .models import (
@@ -32,6 +40,7 @@ __all__ = [
     "BotSeat",
     "CardroomError",
     "Challenge",
+    "Challenges",
     "Cell",
     "Client",
     "Event",

@@ -20,6 +20,7 @@ from .account_models import (
     AccountGame,
     AccountInfo,
     Challenge,
+    Challenges,
     Item,
     NewToken,
     Result,
@@ -28,7 +29,7 @@ from .account_models import (
 )
 from .account_stream import follow_account
 from .client import Client, Game, Seat, game_id_of
-from .models import GameKind, Status
+from .models import BotSeat, GameKind, Status
 from .retry import CardroomError, problem
 
 PAGE = 100  # the most games a history page holds
@@ -101,13 +102,23 @@ class Account:
             seat = you.seat
         return Seat(self.client, gid, seat, self.name, self.token)
 
-    def quick(self, game: GameKind, players: int, *, rules: dict[str, Any] | None = None) -> Seat:
-        """``POST /games/quick``: a seat in a waiting public game with exactly these rules,
-        or in a new one (the service decides races: one game per group of players)."""
-        body: dict[str, Any] = {"game": game, "players": players}
-        if rules:
-            body["rules"] = rules
-        return self._seat(self._post("/games/quick", body).json())
+    def quick(
+        self,
+        game: GameKind,
+        players: int,
+        *,
+        rules: dict[str, Any] | None = None,
+        bots: Sequence[BotSeat] = (),
+        turn_seconds: int | None = None,
+    ) -> Seat:
+        """``POST /games/quick``: a seat in the waiting public game with exactly these rules,
+        or in a new one (``seat.created``). Races are the service's: however many ask at once,
+        a game is created only once the one before it is full."""
+        body = _game_body(game, players, rules, bots, turn_seconds)
+        granted = self._post("/games/quick", body).json()
+        seat = self._seat(granted)
+        seat.created = bool(granted.get("created"))
+        return seat
 
     def stream(self, after: str | None = None) -> Iterator[Item]:
         """The account's stream (see account_stream.py): every item, live, reconnecting with
@@ -178,35 +189,41 @@ class Account:
         players: int = 2,
         *,
         rules: dict[str, Any] | None = None,
-        **options: Any,
+        bots: Sequence[BotSeat] = (),
+        turn_seconds: int | None = None,
+        private: bool = False,
     ) -> Challenge:
-        """``POST /accounts/{account_id}/challenges``: offer that account a game (``rules``:
-        the game's options; ``options``: more of the body, e.g. ``turn_seconds``)."""
-        body: dict[str, Any] = {"game": game, "players": players, **options}
-        if rules:
-            body["rules"] = rules
+        """``POST /accounts/{account_id}/challenges``: offer that account a game. Two accounts
+        play it (this one in the first seat no bot holds, theirs in the next): any other seat
+        is a bot's (``players`` = 2 + ``len(bots)``). It comes on their stream; unanswered, it
+        expires (``expires_at``)."""
+        body = _game_body(game, players, rules, bots, turn_seconds)
+        if private:
+            body["visibility"] = "private"
         return Challenge.from_json(self._post(f"/accounts/{account_id}/challenges", body).json())
 
-    def challenges(self) -> list[Challenge]:
-        """``GET /accounts/me/challenges``: the challenges offered to the account and by it."""
-        listed = self._get("/accounts/me/challenges").json()["challenges"]
-        return [Challenge.from_json(c) for c in listed]
+    def challenges(self) -> Challenges:
+        """``GET /accounts/me/challenges``: those waiting for an answer, to and by the account."""
+        return Challenges.from_json(self._get("/accounts/me/challenges").json())
 
-    def accept(self, challenge: Challenge | str) -> Challenge:
-        """Accept: the game is created with both accounts seated (its id: ``game_id``)."""
-        return self._answer(challenge, "accept")
+    def get_challenge(self, challenge: Challenge | str) -> Challenge:
+        """``GET /challenges/{id}``: as it is now (``game_id`` once accepted)."""
+        return Challenge.from_json(self._get(f"/challenges/{_challenge_id(challenge)}").json())
+
+    def accept(self, challenge: Challenge | str) -> Seat:
+        """Accept a challenge offered to the account: the game is created with both accounts
+        seated and starts; the account's seat in it (``409`` if answered already)."""
+        cid = _challenge_id(challenge)
+        return self._seat(self._post(f"/challenges/{cid}/accept", None).json())
 
     def decline(self, challenge: Challenge | str) -> Challenge:
-        return self._answer(challenge, "decline")
+        cid = _challenge_id(challenge)
+        return Challenge.from_json(self._post(f"/challenges/{cid}/decline", None).json())
 
     def cancel(self, challenge: Challenge | str) -> Challenge:
         """Withdraw a challenge this account offered."""
-        return self._answer(challenge, "cancel")
-
-    def _answer(self, challenge: Challenge | str, verb: str) -> Challenge:
-        cid = challenge if isinstance(challenge, str) else challenge.challenge_id
-        answer = self._post(f"/challenges/{cid}/{verb}", None)
-        return Challenge.from_json(answer.json())
+        cid = _challenge_id(challenge)
+        return Challenge.from_json(self._post(f"/challenges/{cid}/cancel", None).json())
 
     # --- requests ----------------------------------------------------------------------------
 
@@ -221,6 +238,28 @@ class Account:
         return Seat(
             self.client, str(granted["game_id"]), granted["seat"], granted["name"], self.token
         )
+
+
+def _challenge_id(challenge: Challenge | str) -> str:
+    return challenge if isinstance(challenge, str) else challenge.challenge_id
+
+
+def _game_body(
+    game: GameKind,
+    players: int,
+    rules: dict[str, Any] | None,
+    bots: Sequence[BotSeat],
+    turn_seconds: int | None,
+) -> dict[str, Any]:
+    """A game's rules as ``POST /games`` takes them (challenges and quick match too)."""
+    body: dict[str, Any] = {"game": game, "players": players}
+    if rules:
+        body["rules"] = rules
+    if bots:
+        body["bots"] = [bot.to_json() for bot in bots]
+    if turn_seconds is not None:
+        body["turn_seconds"] = turn_seconds
+    return body
 
 
 def _history_params(filters: dict[str, Any]) -> dict[str, Any]:

@@ -188,33 +188,47 @@ class AccountGame:
 @dataclass(frozen=True)
 class Challenge:
     """A game one account offers another (``status``: ``offered``, then ``accepted`` with its
-    ``game_id``, ``declined``, ``cancelled`` or ``expired``)."""
+    ``game_id``, ``declined``, ``cancelled`` or ``expired`` once ``expires_at`` has passed).
+    ``from_account`` and ``to_account`` are account ids (their names in ``raw``)."""
 
     challenge_id: str
     status: str
-    game: GameKind | None
-    from_account: str | None
-    to_account: str | None
+    game: GameKind
+    players: int
+    rules: dict[str, Any]
+    from_account: str
+    to_account: str
     game_id: str | None
-    expires_at: str | None
+    expires_at: str
     raw: dict[str, Any] = field(repr=False)
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Challenge:
-        def account(key: str) -> str | None:
-            value = data.get(key)
-            if isinstance(value, dict):  # {account_id, name}
-                value = value.get("account_id")
-            return None if value is None else str(value)
-
         game_id = data.get("game_id")
         return cls(
-            challenge_id=str(data.get("challenge_id") or data["id"]),
-            status=data.get("status", "offered"),
-            game=data.get("game"),
-            from_account=account("from") or account("from_account") or account("challenger"),
-            to_account=account("to") or account("to_account") or account("challenged"),
+            challenge_id=str(data["challenge_id"]),
+            status=data["status"],
+            game=data["game"],
+            players=data["players"],
+            rules=data.get("rules") or {},
+            from_account=str(data["from"]["account_id"]),
+            to_account=str(data["to"]["account_id"]),
             game_id=None if game_id is None else str(game_id),
-            expires_at=data.get("expires_at"),
+            expires_at=data["expires_at"],
             raw=data,
+        )
+
+
+@dataclass(frozen=True)
+class Challenges:
+    """The challenges waiting for an answer: offered to the account and by it, newest first."""
+
+    incoming: tuple[Challenge, ...]
+    outgoing: tuple[Challenge, ...]
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Challenges:
+        return cls(
+            tuple(Challenge.from_json(c) for c in data["incoming"]),
+            tuple(Challenge.from_json(c) for c in data["outgoing"]),
         )

@@ -95,14 +95,12 @@ class Bot:
 
     @staticmethod
     def _accept(account: Account, item: Item) -> None:
-        """Accept a challenge offered to the account (one it offered, or one answered
-        meanwhile, is left as it is)."""
+        """Accept a challenge offered to the account (one it offered, or one answered or
+        expired meanwhile, is left as it is: its game, if any, comes on the stream)."""
         data = item.data
-        offered_to = data.get("to") or data.get("to_account") or data.get("challenged")
-        if isinstance(offered_to, dict):
-            offered_to = offered_to.get("account_id")
-        cid = data.get("challenge_id") or data.get("id_of_challenge")
-        if offered_to != account.id or data.get("status", "offered") != "offered" or not cid:
+        offered_to = (data.get("to") or {}).get("account_id")
+        cid = data.get("challenge_id")
+        if offered_to != account.id or data.get("status") != "offered" or not cid:
             return
         try:
             account.accept(str(cid))

@@ -230,7 +230,10 @@ class Game:
 
 
 class Seat(Game):
-    """A seat taken in a game: its token reads the seat's view and makes its moves."""
+    """A seat taken in a game: its token reads the seat's view and makes its moves (an
+    account's seat: the account's token). ``created``: a quick match created its game."""
+
+    created = False
 
     def __init__(self, client: Client, game_id: str, seat: int, name: str, token: str) -> None:
         super().__init__(client, game_id)
