@@ -6,6 +6,7 @@ once from the account's one stream to their end, and so does ``python -m cardroo
 from __future__ import annotations
 
 import json
+import random
 import subprocess
 import sys
 import threading
@@ -294,12 +295,9 @@ def test_a_challenge_accepted_by_a_bot_is_played_by_both_accounts(served: Served
 
 def test_quick_match_seats_accounts_together_then_opens_the_next_game(served: Served) -> None:
     with Client(served.url) as client:
-        rules = {"pass_direction": "alternate"}  # rules no other test quick-matches
-        edition = {"game": "sushi-go", "players": 2, "rules": rules}
+        clock = random.randrange(1000, 3600)  # rules no other test quick-matches at once
         first, second, third = (client.create_account(unique(n)) for n in ("Qa", "Qb", "Qc"))
-        a = first.quick(**edition)  # type: ignore[arg-type]
-        b = second.quick(**edition)  # type: ignore[arg-type]
-        c = third.quick(**edition)  # type: ignore[arg-type]
+        a, b, c = (who.quick("sushi-go", 2, turn_seconds=clock) for who in (first, second, third))
         assert a.id == b.id != c.id and {a.seat, b.seat} == {0, 1}
         assert b.created is False and c.created is True
         assert a.view().status == "playing" and c.view().status == "waiting"
