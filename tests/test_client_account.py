@@ -248,7 +248,8 @@ def test_the_history_walks_every_page_and_the_export_agrees(served: Served) -> N
         assert len(first) == 2 and page_after is not None
         over = list(account.games(status="over"))
         assert [g.game_id for g in over] == [finished.id]
-        assert over[0].result in ("win", "loss") and over[0].totals == final.totals
+        assert over[0].result == ("win" if 0 in final.winners else "loss")
+        assert [t["total"] for t in over[0].totals or ()] == [t["total"] for t in final.totals]
         assert over[0].seats[1].account_id == "bot:greedy" and over[0].seat == 0
         assert [g.game_id for g in account.games(vs="bot:greedy")] == [finished.id]
         newest = [g.game_id for g in account.games(order="newest")]
