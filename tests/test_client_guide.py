@@ -20,7 +20,7 @@ from typing import Any
 
 import httpx
 import pytest
-from cardroom_client import Client
+from cardroom_client import BotSeat, Client
 from client_support import STREAMS_PER_ADDRESS
 from serve_support import Served
 
@@ -174,6 +174,34 @@ def test_the_client_bot_example_survives_a_refused_stream(served: Served, tmp_pa
     bot.write_text(block("client-example"))
     out = play_through_a_refused_stream(served, [sys.executable, str(bot), served.url, "sushi-go"])
     assert out.strip().splitlines()[-1].startswith("over [")
+
+
+def test_the_account_bot_example_plays_its_accounts_games(served: Served, tmp_path: Path) -> None:
+    """The guide's bot that plays as an account: two games joined as the account, one before
+    it starts and one while it runs, both played to their end from the account's stream."""
+    bot = tmp_path / "account_bot.py"
+    bot.write_text(block("client-account-bot"))
+    with Client(served.url) as client:
+        account = client.create_account(f"Acc{uuid.uuid4().hex[:8]}")
+        token = account.mint_token(["play"], label="guide example").token
+        games = [client.create_game("sushi-go", 2, bots=[BotSeat(1, "greedy")]) for _ in "ab"]
+        account.join(games[0])
+        process = subprocess.Popen(
+            [sys.executable, str(bot), served.url, token, "2"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        assert process.stdout is not None
+        assert process.stdout.readline().strip() == f"playing as {account.name}"
+        account.join(games[1])
+        out, err = process.communicate(timeout=180)
+        assert process.returncode == 0, err
+        lines = out.strip().splitlines()
+        assert sorted(line.split()[0] for line in lines) == sorted(g.id for g in games)
+        for game in games:
+            assert game.view().status == "over"
+        assert all(line.split()[1] == "over" for line in lines)
 
 
 def test_the_readme_bot_is_the_guides() -> None:

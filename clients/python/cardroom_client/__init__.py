@@ -1,5 +1,15 @@
 """cardroom-client: a typed client for cardroom services (Sushi Go!, Sequence)."""
 
+from .account import Account
+from .account_models import (
+    AccountGame,
+    AccountInfo,
+    Challenge,
+    Challenges,
+    Item,
+    NewToken,
+    TokenInfo,
+)
 from .bot import Bot, FirstMoveBot
 from .client import Client, Game, Seat
 from .models import (
@@ -23,15 +33,22 @@ from .receipts import ReceiptError
 from .retry import CardroomError
 
 __all__ = [
+    "Account",
+    "AccountGame",
+    "AccountInfo",
     "Bot",
     "BotSeat",
     "CardroomError",
+    "Challenge",
+    "Challenges",
     "Cell",
     "Client",
     "Event",
     "FirstMoveBot",
     "Game",
+    "Item",
     "Move",
+    "NewToken",
     "ReceiptError",
     "Seat",
     "SequenceCard",
@@ -43,6 +60,7 @@ __all__ = [
     "SushiGoCard",
     "SushiGoPick",
     "SushiGoView",
+    "TokenInfo",
     "View",
     "parse_view",
 ]

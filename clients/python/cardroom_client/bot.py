@@ -1,8 +1,13 @@
 """Bots: write ``choose(view) -> move``; ``Bot.play(seat)`` plays the seat to the game's end,
-following its events."""
+following its events; ``Bot.play_account(account)`` plays every game the account sits in, from
+its one account stream, and accepts the challenges offered to it."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from .account_models import CHALLENGE, GAME_FINISHED, YOUR_TURN, Item
 from .client import Seat
 from .models import (
     Move,
@@ -15,8 +20,12 @@ from .models import (
 )
 from .retry import CardroomError
 
+if TYPE_CHECKING:
+    from .account import Account
+
 # Refusals that mean the game moved on since the view the move was chosen in: read it again.
 MOVED_ON = frozenset({"stale_move", "already_picked", "not_your_turn", "seat_taken_over"})
+OVER = ("over", "cancelled")
 
 
 class Bot:
@@ -43,6 +52,61 @@ class Bot:
                 view = self._act(seat, seat.view())
         self.game_over(view)
         return view
+
+    def play_account(
+        self,
+        account: Account,
+        *,
+        games: int | None = None,
+        accept_challenges: bool = True,
+        after: str | None = None,
+        next_game: Callable[[], object] | None = None,
+    ) -> dict[str, View]:
+        """Play every game ``account`` sits in, from its stream: on each ``your_turn`` the
+        seat's view is read and ``choose`` moves while the game waits for it; a challenge
+        offered to the account is accepted (its game then comes on the stream). Returns once
+        ``games`` games have finished (None: never), their final views by game id;
+        ``next_game`` is called after each finished game while more are wanted (to ask for a
+        quick match, say). ``after``: an ``Item.event_id`` to resume the stream from."""
+        finals: dict[str, View] = {}
+        for item in account.stream(after):
+            gid = item.game_id
+            if item.type == YOUR_TURN and gid is not None and gid not in finals:
+                seat = account.seat(gid, item.seat)
+                view = self._act(seat, seat.view())
+                if view.status in OVER:
+                    self._finished(finals, view)
+            elif item.type == GAME_FINISHED and gid is not None and gid not in finals:
+                self._finished(finals, account.seat(gid, item.seat).view())
+            elif item.type == CHALLENGE and accept_challenges:
+                self._accept(account, item)
+                continue
+            else:
+                continue
+            if games is not None and len(finals) >= games:
+                return finals
+            if gid in finals and next_game is not None:
+                next_game()
+        return finals  # the stream does not end by itself: not reached
+
+    def _finished(self, finals: dict[str, View], view: View) -> None:
+        finals[view.game_id] = view
+        self.game_over(view)
+
+    @staticmethod
+    def _accept(account: Account, item: Item) -> None:
+        """Accept a challenge offered to the account (one it offered, or one answered or
+        expired meanwhile, is left as it is: its game, if any, comes on the stream)."""
+        data = item.data
+        offered_to = (data.get("to") or {}).get("account_id")
+        cid = data.get("challenge_id")
+        if offered_to != account.id or data.get("status") != "offered" or not cid:
+            return
+        try:
+            account.accept(str(cid))
+        except CardroomError as refused:
+            if refused.status != 409:  # answered, cancelled or expired since: nothing to do
+                raise
 
     def _act(self, seat: Seat, view: View) -> View:
         """Move as long as the game waits for this seat (a Sequence discard keeps the turn)."""

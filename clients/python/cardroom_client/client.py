@@ -16,7 +16,7 @@ import secrets
 import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 import httpx
@@ -25,6 +25,10 @@ from .models import BotSeat, Event, GameKind, Move, View, parse_view
 from .receipts import KeySet, ReceiptError, from_header
 from .retry import CardroomError, is_busy, problem, retry_after
 from .stream import follow
+
+if TYPE_CHECKING:
+    from .account import Account
+    from .account_models import AccountInfo
 
 POLL_SECONDS = 30.0  # the longest long poll the service holds (wait_seconds)
 # Reads wait longer than the longest long poll, and than the stream's 15 s heartbeat.
@@ -146,6 +150,27 @@ class Client:
         """A game by its id or its URL (``…/games/<id>``)."""
         return Game(self, game_id_of(game))
 
+    # --- accounts -----------------------------------------------------------------------------
+
+    def create_account(self, name: str) -> Account:
+        """``POST /accounts``: a new account, acting with its first token (``.token``, every
+        scope; shown only once: keep it to act as the account again)."""
+        from .account import Account
+
+        return Account.create(self, name)
+
+    def account(self, token: str) -> Account:
+        """The account a personal access token (``cardroom_pat_…``) acts for."""
+        from .account import Account
+
+        return Account(self, token)
+
+    def account_info(self, account_id: str) -> AccountInfo:
+        """``GET /accounts/{account_id}``: an account as anyone may see it."""
+        from .account_models import AccountInfo
+
+        return AccountInfo.from_json(self.request("GET", f"/accounts/{account_id}").json())
+
     def receipts(self, game: Game | str) -> list[dict[str, Any]]:
         """The receipts kept for ``game`` (every seat's, in the order they came)."""
         return list(self._receipts.get(game_id_of(game), ()))
@@ -205,7 +230,10 @@ class Game:
 
 
 class Seat(Game):
-    """A seat taken in a game: its token reads the seat's view and makes its moves."""
+    """A seat taken in a game: its token reads the seat's view and makes its moves (an
+    account's seat: the account's token). ``created``: a quick match created its game."""
+
+    created = False
 
     def __init__(self, client: Client, game_id: str, seat: int, name: str, token: str) -> None:
         super().__init__(client, game_id)

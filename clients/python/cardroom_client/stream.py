@@ -36,6 +36,11 @@ REMATCH = "rematch"
 OVER_PAUSE = 5.0  # seconds between long polls of a finished game while waiting for its rematch
 
 
+def backoff(failures: int) -> float:
+    """Seconds to wait before trying again after ``failures`` failed connections in a row."""
+    return min(0.2 * 2.0**failures, 5.0)
+
+
 def _done(event: Event, follow_rematch: bool) -> bool:
     """Whether ``event`` is the last the iterator yields."""
     if event.type == REMATCH or event.type == "game_cancelled":
@@ -78,7 +83,7 @@ def follow(
             failures += 1
             if failures >= MAX_FAILURES:
                 raise
-            client.sleep(min(0.2 * 2**failures, 5.0))
+            client.sleep(backoff(failures))
             continue
         try:
             status = answer.status_code
@@ -144,14 +149,26 @@ def _rematch_of(view: dict[str, Any]) -> Event | None:
 def _open(
     client: Client, path: str, token: str | None, last: int, follow_rematch: bool = False
 ) -> httpx.Response:
+    params = {"follow_rematch": "true"} if follow_rematch else None
+    return open_sse(client, f"{path}/stream", token, str(last) if last else None, params)
+
+
+def open_sse(
+    client: Client,
+    path: str,
+    token: str | None,
+    last_event_id: str | None,
+    params: dict[str, str] | None = None,
+) -> httpx.Response:
+    """``GET path`` as a Server-Sent Events stream (not read yet), resumed after
+    ``last_event_id``; the caller closes it."""
     headers = {"Accept": "text/event-stream"}
     if token:
         headers["Authorization"] = f"Bearer {token}"
-    if last:
-        headers["Last-Event-ID"] = str(last)
-    params = {"follow_rematch": "true"} if follow_rematch else None
+    if last_event_id:
+        headers["Last-Event-ID"] = last_event_id
     request = client.http.build_request(
-        "GET", f"{path}/stream", headers=headers, params=params, timeout=STREAM_TIMEOUT
+        "GET", path, headers=headers, params=params, timeout=STREAM_TIMEOUT
     )
     return client.http.send(request, stream=True)
 

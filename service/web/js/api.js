@@ -118,6 +118,27 @@ export function mySeats() {
   return seats();
 }
 
+// --- an account (issue 35): its personal access token, kept like the seats' tokens -------------
+
+const ACCOUNT = "cardroom.account";
+
+/** The account this browser acts as, `{account_id, name, token}`, or null (anonymous play). */
+export function accountOf() {
+  try {
+    return JSON.parse(localStorage.getItem(ACCOUNT)) || null;
+  } catch {
+    return null;
+  }
+}
+
+export function rememberAccount({ account_id, name, token }) {
+  localStorage.setItem(ACCOUNT, JSON.stringify({ account_id, name, token }));
+}
+
+export function forgetAccount() {
+  localStorage.removeItem(ACCOUNT);
+}
+
 // --- invitations: a private game's invitation (and, for its creator, the creator token) -------
 
 const INVITATIONS = "cardroom.invitations";

@@ -1,5 +1,5 @@
 // The lobby (#/): create a game, find open games to join, games to watch and to replay.
-import { api, mySeats, rememberInvitation, rememberSeat } from "./api.js";
+import { accountOf, api, mySeats, rememberInvitation, rememberSeat } from "./api.js";
 import { TITLES } from "./games.js";
 import { h, notify, plural, replace, when } from "./ui.js";
 
@@ -11,9 +11,13 @@ const PAGE = 10;
 /** Shows the lobby; returns what stops its refreshing. */
 export async function showLobby(main) {
   const lists = [myGames(), gameList("waiting", "Open games", "Join"), gameList("playing", "Games in play", "Watch"), gameList("over", "Finished games", "Replay")].filter(Boolean);
+  const account = h("div", { id: "account-slot" }); // filled by ondemand/account.js
   replace(main, h("h1", {}, "Cardroom"),
     h("p", { class: "lead" }, "Play Sushi Go! and Sequence with friends or bots, watch games live, and replay any finished game with every point explained."),
-    h("div", { class: "lobby" }, createForm(), h("div", { class: "lists" }, lists.map((l) => l.element))));
+    h("div", { class: "lobby" }, createForm(), h("div", { class: "lists" }, account, lists.map((l) => l.element))));
+  import("./ondemand/account.js")
+    .then(({ showAccount }) => lists.push({ refresh: showAccount(account, () => lists[0]?.retitle?.()) }))
+    .catch((error) => notify(error.message));
   const refresh = () => {
     if (!document.hidden) for (const l of lists) l.refresh();
   };
@@ -160,7 +164,10 @@ function myGames() {
     }
   }
   refresh();
-  return { element: h("section", { class: "panel", id: "my-games" }, h("h2", {}, "Your games"), list), refresh };
+  // With an account its games are listed by the account panel: these are this browser's seats.
+  const title = h("h2", {}, accountOf() ? "Games joined in this browser" : "Your games");
+  const retitle = () => replace(title, accountOf() ? "Games joined in this browser" : "Your games");
+  return { element: h("section", { class: "panel", id: "my-games" }, title, list), refresh, retitle };
 }
 
 function myRow(g, seat) {

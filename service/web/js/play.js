@@ -1,6 +1,6 @@
 // A game's page (#/game/<id>): join, play live, watch, see the score sheet. Everything comes from
 // GET /games/{id} (the view for your seat), its event stream and GET /games/{id}/scores.
-import { api, follow, forgetSeat, invitationLink, invitationOf, rememberInvitation, rememberSeat, seatOf } from "./api.js";
+import { accountOf, api, follow, forgetSeat, invitationLink, invitationOf, rememberInvitation, rememberSeat, seatOf } from "./api.js";
 import { focusKey, restoreFocus } from "./focus.js";
 import { morph } from "./morph.js";
 import { knownGame, moduleFor, rememberGame } from "./games.js";
@@ -330,13 +330,14 @@ class GamePage {
     }
   }
 
-  async join(name) {
+  /** Take a seat under `name`, or as the account this browser keeps (`account`: its name). */
+  async join(name, account = null) {
     try {
-      localStorage.setItem("cardroom.name", name);
-      const body = { name };
+      if (!account) localStorage.setItem("cardroom.name", name);
+      const body = account ? {} : { name };
       const invitation = invitationOf(this.id)?.token;
       if (this.view.visibility === "private" && invitation) body.invitation = invitation;
-      const grant = await api("POST", `/games/${this.id}/players`, { body });
+      const grant = await api("POST", `/games/${this.id}/players`, { body, token: account?.token });
       rememberSeat(this.id, grant);
       this.seat = seatOf(this.id);
       clearNotice();
@@ -514,7 +515,16 @@ class GamePage {
     return h("form", { class: "panel join", id: "join", onsubmit: (e) => { e.preventDefault(); this.join(input.value.trim()); } },
       h("h2", {}, `Join this game (${open} open seat${open === 1 ? "" : "s"})`),
       h("label", { for: "join-name" }, "Your name"), " ", input, " ",
-      h("button", { type: "submit", class: "primary" }, "Take a seat"));
+      h("button", { type: "submit", class: "primary" }, "Take a seat"),
+      this.joinAsAccount());
+  }
+
+  /** With an account kept in this browser: join as it (its name; the seat is the account's). */
+  joinAsAccount() {
+    const account = accountOf();
+    if (!account) return null;
+    return h("p", {}, h("button", { type: "button", class: "secondary", id: "join-account", onclick: () => this.join(null, account) }, `Join as ${account.name}`),
+      h("span", { class: "muted small" }, " (your account)"));
   }
 
   /** "Leave" before the start; "Resign" after it, confirmed; what became of a seat given up. */

@@ -1,0 +1,94 @@
+"""The web page keeps an account (issue 35, point 6) in a real browser: created in the lobby, kept
+across a reload, used to join a game (the seat is the account's), listed in "Your games"; a
+token pasted in another browser is the same account; without an account the lobby is as it
+was. The signed-in lobby has no accessibility violation (axe-core)."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import requests
+from playwright.sync_api import Page, expect
+from web_support import axe_violations, screenshot
+
+pytest_plugins = ["api_fixtures", "web_fixtures"]
+
+
+def open_game(base: str, players: int = 2) -> str:
+    body = {"game": "sushi-go", "players": players, "bots": [{"seat": 1, "kind": "greedy"}]}
+    return str(requests.post(f"{base}/games", json=body, timeout=10).json()["game_id"])
+
+
+def create_account(page: Page, name: str) -> None:
+    page.goto("/")
+    page.click("#account summary")
+    page.fill("#account-name", name)
+    page.click("#create-account button")
+    expect(page.locator("#account-shown")).to_have_text(name)
+
+
+def history_served(base: str, account_id: str) -> bool:
+    """Whether the service lists accounts' games (``GET /accounts/{id}/games``, issue 35
+    point 3); the page hides "Your games" where it does not."""
+    return requests.get(f"{base}/accounts/{account_id}/games", timeout=10).status_code == 200
+
+
+def test_an_account_made_in_the_page_joins_a_game_and_lists_it(
+    contexts: Any, live_server: Any
+) -> None:
+    base = live_server.url
+    name = f"Acc{uuid.uuid4().hex[:8]}"
+    page = contexts(bypass_csp=True).new_page()  # bypass_csp: axe-core is injected below
+    create_account(page, name)
+    stored = page.evaluate("() => JSON.parse(localStorage.getItem('cardroom.account'))")
+    assert stored["name"] == name and stored["token"].startswith("cardroom_pat_")
+    bearer = {"Authorization": f"Bearer {stored['token']}"}
+    me = requests.get(f"{base}/accounts/me", headers=bearer, timeout=10).json()
+    assert me["account_id"] == stored["account_id"]
+
+    game_id = open_game(base)
+    page.goto(f"/#/game/{game_id}")
+    page.click("#join-account")
+    page.wait_for_selector("#hand button.pickable")
+    view = requests.get(f"{base}/games/{game_id}", headers=bearer, timeout=10).json()
+    assert view["you"]["seat"] == 0 and view["seats"][0]["name"] == name  # the account's seat
+
+    page.goto("/")
+    page.reload()  # the account is kept across reloads, like the seats' tokens
+    expect(page.locator("#account-shown")).to_have_text(name)
+    expect(page.locator(f"#my-games li[data-game='{game_id}']")).to_be_visible()
+    expect(page.locator("#my-games h2")).to_have_text("Games joined in this browser")
+    listed = page.locator(f"#account-games-list li[data-game='{game_id}']")
+    if history_served(base, stored["account_id"]):
+        expect(listed).to_contain_text(name)
+        expect(listed).to_contain_text("in play")
+    else:
+        expect(page.locator("#account-games")).to_be_hidden()
+    screenshot(page, "account-lobby")
+    assert axe_violations(page) == []
+
+    # The token pasted in another browser is the same account; forgetting it there leaves
+    # that browser anonymous again.
+    other = contexts().new_page()
+    other.goto("/")
+    other.click("#account summary")
+    other.fill("#account-token", stored["token"])
+    other.click("#use-token button")
+    expect(other.locator("#account-shown")).to_have_text(name)
+    other.click("#forget-account")
+    expect(other.locator("#account summary")).to_be_visible()
+    assert other.evaluate("() => localStorage.getItem('cardroom.account')") is None
+
+
+def test_without_an_account_the_game_page_offers_no_account_join(
+    contexts: Any, live_server: Any
+) -> None:
+    page = contexts().new_page()
+    game_id = open_game(live_server.url, players=3)
+    page.goto(f"/#/game/{game_id}")
+    expect(page.locator("#join")).to_be_visible()
+    expect(page.locator("#join-account")).to_have_count(0)
+    page.goto("/")
+    expect(page.locator("#account summary")).to_have_text("Account (optional)")
+    expect(page.locator("#account-shown")).to_have_count(0)
