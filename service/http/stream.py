@@ -249,7 +249,8 @@ class Ending:
         self, live: Hub, gid: UUID, last: int, deadline: float, s: StreamSettings, hangup: Hangup
     ) -> Iterator[str]:
         """After the last event: the rematch's message, at once or (``follow``) once proposed
-        (the hub wakes the stream: its reader follows ``rematches``), within the stream's lifetime."""
+        (the hub wakes the stream: its reader follows ``rematches``), within the stream's
+        lifetime."""
         if self.announced:
             return
         quiet_until = monotonic() + s.heartbeat
