@@ -4,9 +4,10 @@ raw inserts on connections of their own, so each test decides when each transact
 
 from __future__ import annotations
 
+import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Hashable, Iterator, Mapping
 from typing import Any
 
 import psycopg
@@ -14,7 +15,7 @@ import pytest
 from dbsupport import terminate_sessions
 
 from service.live.hub import SOURCES, Hub
-from service.live.reader import Source
+from service.live.reader import LIMIT, Reader, Source
 
 INTERVAL = 0.05
 WAIT = 10.0  # a wake-up due now comes far sooner; a missed one makes the test fail at this
@@ -132,3 +133,67 @@ def test_another_table_followed_by_key(database_url: str) -> None:
         finally:
             hub.stop()
             conn.execute(f"DROP TABLE {table}")
+
+
+def test_more_rows_than_a_poll_reads_are_read_in_turn(hub: Hub, database_url: str) -> None:
+    rows = 2 * LIMIT + 100  # one transaction: the cursor moves within its tx
+    with connect(database_url) as conn:
+        game = new_game(conn)
+        append_many(conn, game, rows)
+        assert hub.wait(game, rows - 1, WAIT)
+        assert hub.current(game) == rows
+
+
+class Recorder:
+    """A listener of the reader's own (service/live/reader.py's Listener): what it was told."""
+
+    def __init__(self) -> None:
+        self.changed = threading.Condition()
+        self.wakes: dict[Hashable, int | None] = {}
+        self.missed_rows = threading.Event()
+
+    def connected(self) -> None:
+        pass
+
+    def lost(self) -> None:
+        pass
+
+    def missed(self) -> None:
+        self.missed_rows.set()
+
+    def woken(self, wakes: Mapping[Hashable, int | None]) -> None:
+        with self.changed:
+            self.wakes.update(wakes)
+            self.changed.notify_all()
+
+    def heard_of(self, key: Hashable) -> bool:
+        with self.changed:
+            return self.changed.wait_for(lambda: key in self.wakes, WAIT)
+
+
+def test_more_late_rows_than_a_poll_reads_say_some_may_be_missed(database_url: str) -> None:
+    recorder = Recorder()
+    reader = Reader(lambda: database_url, SOURCES, recorder, interval=INTERVAL)
+    try:
+        assert reader.start()
+        with connect(database_url) as early, connect(database_url) as late:
+            big, small = new_game(early), new_game(early)
+            with early.transaction():
+                append_many(early, big, LIMIT + 1)  # behind the cursor once the next is read
+                with late.transaction():
+                    append(late, small, 1)
+                assert recorder.heard_of(small)
+            # Read by their transaction's id, at most LIMIT of them: the others might be
+            # missed, so the hub is told to wake every waiter (they read the store).
+            assert recorder.missed_rows.wait(WAIT)
+            assert recorder.heard_of(big)
+    finally:
+        reader.stop()
+
+
+def append_many(conn: Connection, game: uuid.UUID, count: int) -> None:
+    conn.execute(
+        "INSERT INTO events (game_id, version, type, schema_version, data, hash)"
+        " SELECT %s, v, 'reader_test', 1, '{}', repeat('0', 64) FROM generate_series(1, %s) v",
+        (game, count),
+    )

@@ -448,4 +448,4 @@ def test_a_pick_through_one_server_reaches_a_stream_of_another(database_url: str
         assert (message.id, message.event) == (version + 1, CARD_PICKED)
         assert message.data["data"]["seat"] == 0
         assert set(message.data["data"]) <= HIDDEN_PICK_KEYS  # hidden from a spectator
-        assert took < 10  # notified, not found at the next heartbeat (15 s)
+        assert took < 10  # woken by the hub, not found at the next heartbeat (15 s)

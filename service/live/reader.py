@@ -13,8 +13,9 @@ poll reads, under one snapshot,
   below the cursor (``pending``): those may commit behind it, and are read by their ``tx``
   (the index) once they have ended;
 - the snapshot (``pg_current_snapshot()``): its in-progress list, cut at the new cursor, is
-  the next ``pending``. Every transaction below its ``xmin`` has ended, and every id assigned
-  later is at or above its ``xmax``, so no row is ever skipped, and none is read twice.
+  the next ``pending``. Every transaction below its ``xmin`` has ended, so has every one below
+  its ``xmax`` that it does not list, and any other is above the cursor (which is a committed
+  transaction's, below ``xmax``): no row is ever skipped, and none is read twice.
 
 This keeps the watermark's promise (nothing below ``xmin`` still to come) without its cost: a
 cursor that only advanced below ``xmin`` would read every row above it again at each poll
