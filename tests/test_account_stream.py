@@ -231,3 +231,27 @@ def test_an_account_game_exports_its_accounts_and_audits_offline(
     path.write_text(export.text)
     assert main(["audit", str(path)]) == 0
     assert "verified" in capsys.readouterr().out
+
+
+def test_a_new_stream_starts_with_the_challenges_still_open(
+    api: ApiClient, live_server: Any
+) -> None:
+    """A challenge offered before the challenged account's stream opened is on it (a bot that
+    starts later still hears of it), as is the one it offered, to the challenger's."""
+    ada, bob = new_account(api), new_account(api)
+    offered = api.post(
+        f"/accounts/{bob['account_id']}/challenges",
+        {"game": "sushi-go", "players": 2},
+        token=ada["token"],
+    )
+    expect_status(offered, 201)
+    cid = offered.json()["challenge_id"]
+    for account in (bob, ada):
+        with account_stream(live_server.url, account["token"]) as stream:
+            first = next(iter(stream))
+        assert (first.event, first.data["challenge_id"], first.data["id"]) == (
+            "challenge",
+            cid,
+            None,
+        )
+        assert first.data["status"] == "offered"

@@ -31,7 +31,7 @@ from service.http.stream import StreamSettings, _stream_socket
 from service.live.hub import Hub, account_key
 from service.play import GameService
 from service.store import account_feed
-from service.store.account_feed import YOUR_TURN, Cursor, Row
+from service.store.account_feed import CHALLENGE, YOUR_TURN, Cursor, Row
 from service.store.events import StoreUnavailable
 
 log = logging.getLogger(__name__)
@@ -76,9 +76,10 @@ def account_stream() -> Response:
         Items are thin: read the game as the account's seat sees it with the account token.
         None shows a hand or a pick.
 
-        **A new stream** (no `Last-Event-ID`) starts with a `your_turn` for every game (of
-        the account's 100 most recent unfinished ones) waiting for the account's seat now
-        (`id: null`), then everything from then on. A `your_turn`'s data, in full:
+        **A new stream** (no `Last-Event-ID`) starts with a `challenge` for every challenge
+        still open (offered to the account or by it, oldest first) and a `your_turn` for every
+        game (of the account's 100 most recent unfinished ones) waiting for the account's seat
+        now (these with `id: null`), then everything from then on. A `your_turn`'s data, in full:
         `{"id":503,"type":"your_turn","game_id":"…","game":"sushi-go","seat":1,"version":14,
         "round":1,"turn":3,"at":"2026-11-28T07:00:00+00:00"}`.
         **Resuming** with `Last-Event-ID` sends every item after it, at least once: an item
@@ -119,7 +120,7 @@ def account_stream() -> Response:
     ticket = live.ticket(account_key(account))
     with games().store.connection() as conn:
         start = resume or account_feed.head(conn)
-    waiting = [] if resume is not None else _turns_waiting(games(), account)
+    waiting = [] if resume is not None else _opening(games(), account)
     release = open_streams().admit(request.remote_addr or "")
     try:
         feed = _Feed(games(), live, account, start, ticket)
@@ -146,6 +147,16 @@ def _last_event_id() -> Cursor | None:
         raise ValidationError(
             {"Last-Event-ID": ["not an id this stream sent: '<tx>-<id>'"]}
         ) from None
+
+
+def _opening(service: GameService, account: str) -> list[dict[str, Any]]:
+    """What a new stream starts with: the challenges still open (offered to the account or by
+    it), then the turns waiting for it."""
+    challenges = current_app.extensions["cardroom_challenges"].open_for(account)
+    opened = [
+        {"id": None, "type": CHALLENGE, **challenge.data()} for challenge in reversed(challenges)
+    ]
+    return opened + _turns_waiting(service, account)
 
 
 def _turns_waiting(service: GameService, account: str) -> list[dict[str, Any]]:
