@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import random
 import re
+import uuid
 from collections.abc import Iterator
 from typing import Any
 
@@ -51,7 +52,25 @@ SOURCES: dict[str, Any] = {
         api.join(game, "Lars") and api.post(f"/games/{game}/players", {"name": "Linda"})
     ),
     "rematch": lambda api, _: rematch(api),
+    "quickMatch": lambda api, _: api.post(
+        "/games/quick", {"game": "sushi-go", "players": 2, "name": f"q{uuid.uuid4().hex[:8]}"}
+    ),
+    "acceptChallenge": lambda api, _: accepted_challenge(api),
 }
+
+
+def accepted_challenge(api: ApiClient) -> Any:
+    """An account accepts another's challenge: its seat in the new game."""
+    ada, bob = (
+        api.post("/accounts", {"name": f"link{uuid.uuid4().hex[:10]}"}, token=None).json()
+        for _ in range(2)
+    )
+    offered = api.post(
+        f"/accounts/{bob['account_id']}/challenges",
+        {"game": "sushi-go", "players": 2},
+        token=ada["token"],
+    ).json()
+    return api.post(f"/challenges/{offered['challenge_id']}/accept", {}, token=bob["token"])
 
 
 def rematch(api: ApiClient) -> Any:

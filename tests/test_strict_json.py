@@ -88,6 +88,10 @@ def test_the_contract_has_string_fields_in_every_body() -> None:
         "/games/{game_id}/players",
         "/games/{game_id}/moves",
         "/games/{game_id}/audit",
+        "/accounts",  # issue 35
+        "/accounts/me/tokens",
+        "/accounts/{account_id}/challenges",
+        "/games/quick",
     }
     assert ("POST", "/games/{game_id}/players", ("invitation",)) in CASES
     assert ("POST", "/games", ("bots", "0", "name")) in CASES
@@ -106,6 +110,16 @@ def place(path: tuple[str, ...], value: Any) -> Any:
 def client(live_server: LiveServer) -> Iterator[ApiClient]:
     with ApiClient(live_server.url) as api:
         yield api
+
+
+@pytest.fixture(scope="module")
+def accounts(client: ApiClient) -> tuple[str, str]:
+    """An account's token, and another account's id (to challenge)."""
+    made = [
+        client.post("/accounts", {"name": f"strict{uuid.uuid4().hex[:10]}"}, token=None).json()
+        for _ in range(2)
+    ]
+    return made[0]["token"], made[1]["account_id"]
 
 
 @pytest.fixture(scope="module")
@@ -130,17 +144,24 @@ def surrogates() -> st.SearchStrategy[str]:
 )
 @given(case=st.sampled_from(CASES), text=surrogates(), keyed=st.booleans())
 def test_a_lone_surrogate_in_any_string_field_is_a_400_naming_it(
-    client: ApiClient, seated: tuple[str, str], case: Any, text: str, keyed: bool
+    client: ApiClient,
+    seated: tuple[str, str],
+    accounts: tuple[str, str],
+    case: Any,
+    text: str,
+    keyed: bool,
 ) -> None:
     method, template, field = case
     game, token = seated
+    account_token, other = accounts
     raw = json.dumps(place(field, text))  # ensure_ascii: the surrogate as a \u escape
     headers = {**JSON, **({"Idempotency-Key": str(uuid.uuid4())} if keyed else {})}
     if template.endswith("/moves"):
         headers["Authorization"] = f"Bearer {token}"
-    response = requests.request(
-        method, client.base_url + template.format(game_id=game), data=raw, headers=headers
-    )
+    elif template.startswith("/accounts/"):  # the account's own routes: read after its token
+        headers["Authorization"] = f"Bearer {account_token}"
+    url = client.base_url + template.format(game_id=game, account_id=other)
+    response = requests.request(method, url, data=raw, headers=headers)
     problem = expect_problem(response, 400, "invalid_request")
     errors: Any = problem["errors"]
     for part in field:  # the errors name the field, nested as marshmallow nests them
