@@ -11,6 +11,7 @@ from typing import Any
 
 import psycopg
 import pytest
+import requests
 from api_client import ApiClient, expect_problem, expect_status
 from serve_support import cardroom_serve
 
@@ -186,3 +187,61 @@ def test_a_token_revoked_on_one_host_is_refused_by_another_at_once(database_url:
         took = time.monotonic() - revoked_at
     expect_problem(refused, 401, "invalid_token")
     assert took < 1.0
+
+
+def test_a_keyed_account_creation_answers_its_retries_with_the_same_token(
+    api: ApiClient, database_url: str
+) -> None:
+    """The token is shown once: a retry after a lost answer gets that answer again (kept
+    sealed, in the account's own transaction), not a 409 for the account it made."""
+    name = unique_name("Keyed")
+    key, secret = str(uuid.uuid4()), str(uuid.uuid4())
+    headers = {"Idempotency-Key": key, "Idempotency-Secret": secret}
+    first = api.post("/accounts", {"name": name}, token=None, headers=headers)
+    expect_status(first, 201)
+    again = api.post("/accounts", {"name": name}, token=None, headers=headers)
+    expect_status(again, 201)
+    assert again.headers["Idempotent-Replayed"] == "true"
+    assert again.json() == first.json() and again.headers["Location"] == first.headers["Location"]
+    expect_status(api.get("/accounts/me", token=again.json()["token"]), 200)
+    other = api.post("/accounts", {"name": name + "x"}, token=None, headers=headers)
+    expect_problem(other, 422, "idempotency_key_reused")  # another body
+    stolen = api.post(
+        "/accounts",
+        {"name": name},
+        token=None,
+        headers={"Idempotency-Key": key, "Idempotency-Secret": str(uuid.uuid4())},
+    )
+    expect_problem(stolen, 422, "idempotency_key_reused")  # another client: not its token
+    with psycopg.connect(database_url) as conn:
+        kept = conn.execute(
+            "SELECT body FROM request_records WHERE key = %s",
+            (hashlib.sha256(key.encode()).hexdigest(),),
+        ).fetchone()
+    assert kept is not None and first.json()["token"].encode() not in bytes(kept[0])
+    root = first.json()["token"]
+    mint = {"Idempotency-Key": str(uuid.uuid4())}
+    minted = api.post("/accounts/me/tokens", {"scopes": ["play"]}, token=root, headers=mint)
+    replay = api.post("/accounts/me/tokens", {"scopes": ["play"]}, token=root, headers=mint)
+    assert replay.json() == minted.json() and replay.headers["Idempotent-Replayed"] == "true"
+    tokens = api.get("/accounts/me/tokens", token=root).json()["tokens"]
+    assert len(tokens) == 2  # one minted, however often it was asked
+
+
+def test_an_account_whose_first_answer_was_lost_is_had_by_the_retry(
+    database_url: str,
+) -> None:
+    """The server is killed between the account's commit and its answer (fault point
+    ``answered``): the retry with the key gets the account and its token."""
+    name = unique_name("Lost")
+    headers = {"Idempotency-Key": str(uuid.uuid4()), "Idempotency-Secret": str(uuid.uuid4())}
+    crash = {**headers, "X-Cardroom-Fault": "answered:exit", "Content-Type": "application/json"}
+    env = {"CARDROOM_FAULT_INJECTION": "1"}
+    with cardroom_serve(database_url, env=env) as served, ApiClient(served.url) as api:
+        with pytest.raises(requests.ConnectionError):
+            requests.post(f"{served.url}/accounts", json={"name": name}, headers=crash, timeout=30)
+        # gunicorn starts another worker: the retry reaches the same server.
+        retry = api.post("/accounts", {"name": name}, token=None, headers=headers)
+        expect_status(retry, 201)
+        assert retry.headers["Idempotent-Replayed"] == "true"
+        expect_status(api.get("/accounts/me", token=retry.json()["token"]), 200)

@@ -41,6 +41,8 @@ DISTRIBUTION: dict[str, str | None] = {
     # only on acceptance); quick match's open game per rules key: a few rows, a reference table.
     "challenges": None,
     "quick_games": None,
+    # 0021: the answers of keyed requests that change no game, by (scope, key): local.
+    "request_records": None,
 }
 
 # Keys of distributed tables without the distribution column: none since migration 0015 (the

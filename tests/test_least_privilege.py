@@ -38,7 +38,9 @@ APP_TABLES = {
     "account_feed": "data",
     "challenges": "request",  # 0020: only status, answered_at and game_id are ever updated
     "quick_games": "key",  # only game_id and updated_at are ever updated
+    "request_records": "body",  # 0021: a cache the service purges (DELETE), as idempotency_keys
 }
+PURGED = ("idempotency_keys", "request_records")  # caches the service purges itself (DELETE)
 TEST_PASSWORD = "cardroom-test"  # only where the test server wants passwords (testcontainers)
 
 
@@ -83,7 +85,7 @@ def test_the_app_role_reads_and_appends_only(
     # "permission denied", not the append-only triggers (which would say "append-only"): the
     # role lacks the privilege itself.
     # Migration 0007: idempotency keys are a cache the service purges itself (DELETE only).
-    deletes = () if table == "idempotency_keys" else (f"DELETE FROM {table}",)
+    deletes = () if table in PURGED else (f"DELETE FROM {table}",)
     for statement in (
         f"UPDATE {table} SET {column} = {column}",
         *deletes,
@@ -120,6 +122,7 @@ def test_migrating_twice_keeps_the_role(database_url: str) -> None:
             ).fetchall()
         special = {  # 0007: a cache the service purges; 0011: /readyz's scratch row
             "idempotency_keys": "DELETE,INSERT,SELECT",
+            "request_records": "DELETE,INSERT,SELECT",
             "readiness_probe": "INSERT,SELECT,TRUNCATE",
         }
         assert grants == [

@@ -51,6 +51,7 @@ def test_concurrent_migrations_apply_once(database_url: str) -> None:
             "readiness_probe",
             "rematch_seats",
             "rematches",
+            "request_records",
             "seats",
             "turn_deadlines",
         ]

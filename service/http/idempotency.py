@@ -52,10 +52,11 @@ from psycopg_pool import ConnectionPool
 from service import faults, metrics
 from service.http.problems import Problem
 from service.settings import settings
-from service.store import budget, db, idempotency_records
+from service.store import budget, db, idempotency_records, request_records
 from service.store.events import StoreUnavailable
 from service.store.failures import unavailable
 from service.store.idempotency_records import IdempotencyRecord, Stored
+from service.store.request_records import Answer, StoredAnswer
 
 log = logging.getLogger(__name__)
 
@@ -181,6 +182,7 @@ class Keyed:
     ttl_seconds: float = idempotency_records.DEFAULT_TTL_SECONDS
     conn: psycopg.Connection[Any] | None = None
     stored: Stored | None = None  # the record of an earlier send: replay its answer
+    answer: StoredAnswer | None = None  # ... or the answer kept whole (request_records)
 
     @classmethod
     def of(
@@ -221,6 +223,11 @@ class Keyed:
         return IdempotencyRecord(
             self.scope, self.key_hash, self.fingerprint, sealed, self.ttl_seconds, self.binding
         )
+
+    def answer_row(self) -> Answer:
+        """The row of this request's answer, for a change that is not a game's (the store
+        writes it with the change: :func:`record_answer`)."""
+        return Answer(self.scope, self.key_hash, self.fingerprint, self.binding, self.ttl_seconds)
 
     def owns(self, stored: Stored) -> bool:
         """Whether this request may have the secret ``stored`` keeps: it comes from the client
@@ -391,7 +398,7 @@ class Purger:
 
     def run(self, conn: psycopg.Connection[Any]) -> None:
         try:
-            purged = idempotency_records.purge(conn)
+            purged = idempotency_records.purge(conn) + request_records.purge(conn)
         except psycopg.Error:
             log.warning("could not purge expired idempotency keys", exc_info=True)
             return
@@ -406,10 +413,11 @@ def ttl_seconds(app: Flask) -> float:
     return float(configured)
 
 
-def begin() -> Keyed | None:
+def begin(answers: bool = False) -> Keyed | None:
     """The request's key, locked, with the record of an earlier send if there is one; None
     without the header. Call it after authenticating the client: a key is checked only for a
-    request that may run."""
+    request that may run. ``answers``: the route keeps its answers whole (request_records:
+    a change that is not a game's); the lookup then looks there too."""
     value = request.headers.get(HEADER)
     if value is None:
         return None
@@ -427,6 +435,8 @@ def begin() -> Keyed | None:
             if stored is not None and stored.expired:
                 idempotency_records.forget(keyed.conn, keyed.scope, keyed.key_hash)
                 stored = None
+            if answers and stored is None:
+                keyed.answer = _answer(keyed)
             if purger.due():  # after the lookup, not before: an expired record is forgotten above
                 purger.run(keyed.conn)
     except psycopg.Error as exc:
@@ -449,7 +459,59 @@ def begin() -> Keyed | None:
             " one, a client is known by its address); for a new request, send a new key",
         )
     keyed.stored = stored
+    if keyed.answer is not None:
+        _check_answer(keyed, keyed.answer)
     return keyed
+
+
+def _answer(keyed: Keyed) -> StoredAnswer | None:
+    assert keyed.conn is not None
+    answer = request_records.find(keyed.conn, keyed.scope, keyed.key_hash)
+    if answer is not None and answer.expired:
+        request_records.forget(keyed.conn, keyed.scope, keyed.key_hash)
+        return None
+    return answer
+
+
+def _check_answer(keyed: Keyed, answer: StoredAnswer) -> None:
+    """An answer kept whole goes to the same request from the same client only (it may hold a
+    token shown once)."""
+    if not hmac.compare_digest(answer.request_hash, keyed.fingerprint):
+        raise Problem(
+            422,
+            "idempotency_key_reused",
+            f"this {HEADER} was already used for another request (a different method, path"
+            " or body); a key stands for one request: to retry, send exactly the same"
+            " request; for a new request, send a new key",
+        )
+    if not hmac.compare_digest(answer.binding or b"", keyed.binding):
+        raise Problem(
+            422,
+            "idempotency_key_reused",
+            f"this {HEADER} was already used by another client, and its answer may hold a"
+            f" secret that only that client gets. To retry your own request, send the same"
+            f" {SECRET_HEADER} header as with its first send (without one, a client is known by"
+            " its address); for a new request, send a new key",
+        )
+
+
+def record_answer(
+    cur: Any, keyed: Keyed | None, status: int, body: bytes, location: str | None = None
+) -> None:
+    """Keep this keyed request's answer (sealed) in ``cur``'s transaction: the change's."""
+    if keyed is not None:
+        request_records.insert(cur, keyed.answer_row(), status, location, keyed.seal(body))
+
+
+def replayed_answer(keyed: Keyed) -> Response:
+    """The answer kept for an earlier send of this request, as it was sent."""
+    answer = keyed.answer
+    assert answer is not None
+    body = keyed.unseal(answer.body)
+    response = Response(body, answer.status, mimetype="application/json")
+    if answer.location is not None:
+        response.headers["Location"] = answer.location
+    return replayed(response)
 
 
 def client_binding(scope: str) -> str:

@@ -11,7 +11,7 @@ which seat (``account_seats``).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
@@ -137,9 +137,11 @@ class Accounts:
         name: str,
         skeletons: Iterable[str],
         token: tuple[UUID, bytes, Sequence[str], str],
+        along: Callable[[Any, Account], None] | None = None,
     ) -> Account:
         """A new account and its first token ``(id, hash, scopes, label)``, in one
-        transaction; :class:`NameTaken` if a skeleton of its name is another account's."""
+        transaction; :class:`NameTaken` if a skeleton of its name is another account's.
+        ``along``: the caller's writes in that transaction (the keyed request's answer)."""
         try:
             with self.store.connection() as conn, conn.transaction(), conn.cursor() as cur:
                 cur.execute(
@@ -154,11 +156,14 @@ class Accounts:
                     [(look, account_id) for look in skeletons],
                 )
                 self._insert_token(cur, account_id, token)
+                account = Account(account_id, name, None, created_at)
+                if along is not None:
+                    along(cur, account)
         except errors.UniqueViolation as exc:
             if exc.diag.constraint_name == "account_names_pkey":
                 raise NameTaken(self._holder(skeletons)) from exc
             raise
-        return Account(account_id, name, None, created_at)
+        return account
 
     def _holder(self, skeletons: Iterable[str]) -> str:
         with self.store.connection() as conn:
@@ -176,15 +181,24 @@ class Accounts:
             (token_id, account_id, digest, list(scopes), label),
         )
 
-    def add_token(self, account_id: str, token: tuple[UUID, bytes, Sequence[str], str]) -> Token:
+    def add_token(
+        self,
+        account_id: str,
+        token: tuple[UUID, bytes, Sequence[str], str],
+        along: Callable[[Any, Token], None] | None = None,
+    ) -> Token:
+        """Another token of the account; ``along``: the caller's writes in its transaction."""
         with self.store.connection() as conn, conn.transaction(), conn.cursor() as cur:
             self._insert_token(cur, account_id, token)
             cur.execute(
                 f"SELECT {TOKEN_COLUMNS} FROM account_tokens t WHERE t.id = %s", (token[0],)
             )
             row = cur.fetchone()
-        assert row is not None
-        return _token(row)
+            assert row is not None
+            minted = _token(row)
+            if along is not None:
+                along(cur, minted)
+        return minted
 
     def bearer(self, digest: bytes) -> Bearer | None:
         """The account and token whose hash is ``digest``, unless revoked (None then, and for

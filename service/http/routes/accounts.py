@@ -10,9 +10,9 @@ from uuid import UUID, uuid4
 from flask import Response
 
 from domain import names
-from service.http import auth
+from service.http import auth, idempotency
 from service.http.problems import Problem
-from service.http.routes.common import api, games, json_body, json_response
+from service.http.routes.common import KeptAnswer, api, games, json_body, json_response
 from service.http.schemas.accounts import (
     SCOPES,
     AccountCreated,
@@ -44,6 +44,9 @@ def create_account() -> Response:
       tags:
       - accounts
       operationId: createAccount
+      parameters:
+      - IdempotencyKey
+      - IdempotencySecret
       summary: Create an account
       description: |
         An identity that stays the same across games (Lichess's model: no password, no
@@ -57,6 +60,11 @@ def create_account() -> Response:
         across accounts: a name whose confusable skeleton is another account's is
         `409 name_taken` (built-in bots' names included). Rate limited per address like game
         creation (`CARDROOM_RATE_LIMIT_ACCOUNTS`, default `10/hour`).
+
+        Send an `Idempotency-Key` (and an `Idempotency-Secret`): the answer holds the token
+        only once, so a retry after a lost answer must get that same answer (it is kept,
+        sealed under the key, for `CARDROOM_IDEMPOTENCY_TTL`), not a `409 name_taken` for the
+        account it created.
       security: []
       requestBody:
         required: true
@@ -76,12 +84,20 @@ def create_account() -> Response:
               schema: {$ref: '#/components/schemas/AccountCreated'}
         '400': BadBody
         '409':
-          description: "`name_taken`: another account's name looks the same as this one."
+          description: |
+            - `name_taken`: another account's name looks the same as this one;
+            - `idempotency_key_in_use`: a request with this `Idempotency-Key` is still
+              running; send it again after `Retry-After` seconds.
+          headers:
+            Retry-After:
+              $ref: '#/components/headers/RetryAfter'
           content:
             application/problem+json:
               schema: {$ref: '#/components/schemas/AccountNameConflict'}
         '422':
-          description: "`invalid_name`: not a name; `errors.reason` says why."
+          description: |
+            - `invalid_name`: not a name; `errors.reason` says why;
+            - `idempotency_key_reused`: this `Idempotency-Key` came with another request.
           content:
             application/problem+json:
               schema: {$ref: '#/components/schemas/InvalidNameProblem'}
@@ -93,15 +109,32 @@ def create_account() -> Response:
     """
     body = NEW_ACCOUNT.load(json_body())
     name = names.normalise(body["name"], NAME_RULE)  # DomainError: 422 invalid_name
+    keyed = idempotency.begin(answers=True)
+    if keyed is not None and keyed.answer is not None:
+        return idempotency.replayed_answer(keyed)
     token = auth.new_account_token()
     token_id = uuid4()
     account_id = str(uuid4())
+    answer = KeptAnswer(keyed, 201, f"/accounts/{account_id}")
+
+    def created(account: Account) -> dict[str, Any]:
+        return ACCOUNT_CREATED.dump(
+            {
+                **_summary(account),
+                "token": token,
+                "token_type": "Bearer",
+                "token_id": token_id,
+                "scopes": list(SCOPES),
+            }
+        )
+
     try:
-        account = games().accounts.create(
+        games().accounts.create(
             account_id,
             name,
             names.looks(name, NAME_RULE),
             (token_id, auth.token_hash(token), SCOPES, FIRST_LABEL),
+            along=lambda cur, account: answer.keep(cur, created(account)),
         )
     except NameTaken:
         raise Problem(
@@ -109,14 +142,7 @@ def create_account() -> Response:
             "name_taken",
             f"an account already has a name that looks the same as {name!r}; choose another",
         ) from None
-    created = {
-        **_summary(account),
-        "token": token,
-        "token_type": "Bearer",
-        "token_id": token_id,
-        "scopes": list(SCOPES),
-    }
-    return json_response(ACCOUNT_CREATED.dump(created), 201, Location=f"/accounts/{account.id}")
+    return answer.response()
 
 
 @api.get("/accounts/me")
@@ -181,6 +207,9 @@ def mint_token() -> Response:
       tags:
       - accounts
       operationId: mintToken
+      parameters:
+      - IdempotencyKey
+      - IdempotencySecret
       summary: Mint another token
       description: |
         A new personal access token of the account, with `scopes` (at most those of the
@@ -204,8 +233,10 @@ def mint_token() -> Response:
         '400': BadBody
         '401': AccountUnauthorized
         '403': InsufficientScope
+        '409': IdempotencyKeyInUse
         '413': BodyTooLarge
         '415': UnsupportedMediaType
+        '422': IdempotencyKeyReused
         '500': InternalError
         '503': DatabaseUnavailable
     """
@@ -214,12 +245,19 @@ def mint_token() -> Response:
     scopes = list(dict.fromkeys(body["scopes"]))  # in the order given, once each
     for scope in scopes:
         auth.require_scope(bearer, scope)  # no token grants more than the one asking has
+    keyed = idempotency.begin(answers=True)
+    if keyed is not None and keyed.answer is not None:
+        return idempotency.replayed_answer(keyed)
     secret = auth.new_account_token()
-    token = games().accounts.add_token(
-        bearer.account.id, (uuid4(), auth.token_hash(secret), scopes, body["label"])
+    answer = KeptAnswer(keyed, 201)
+    games().accounts.add_token(
+        bearer.account.id,
+        (uuid4(), auth.token_hash(secret), scopes, body["label"]),
+        along=lambda cur, token: answer.keep(
+            cur, TOKEN_GRANTED.dump({**_token(token), "token": secret, "token_type": "Bearer"})
+        ),
     )
-    granted = {**_token(token), "token": secret, "token_type": "Bearer"}
-    return json_response(TOKEN_GRANTED.dump(granted), 201)
+    return answer.response()
 
 
 @api.get("/accounts/me/tokens")

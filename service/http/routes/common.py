@@ -172,3 +172,22 @@ def with_receipt(body: dict[str, Any], loaded: Loaded, status: int, **headers: s
 def invitation_body(game_id: UUID, token: str, creator_token: str | None = None) -> dict[str, Any]:
     body = {"token": token, "link": f"/#/game/{game_id}?invitation={token}"}
     return body if creator_token is None else {**body, "creator_token": creator_token}
+
+
+class KeptAnswer:
+    """A created resource's answer, encoded once in the transaction that creates it and kept
+    there for the keyed request's retries (idempotency.record_answer)."""
+
+    def __init__(
+        self, keyed: idempotency.Keyed | None, status: int, location: str | None = None
+    ) -> None:
+        self.keyed, self.status, self.location = keyed, status, location
+        self.text = ""
+
+    def keep(self, cur: Any, body: dict[str, Any]) -> None:
+        self.text = json.dumps(body)
+        idempotency.record_answer(cur, self.keyed, self.status, self.text.encode(), self.location)
+
+    def response(self) -> Response:
+        headers = {} if self.location is None else {"Location": self.location}
+        return json_response(self.text, self.status, **headers)
