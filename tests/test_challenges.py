@@ -284,3 +284,43 @@ def test_answers_at_once_have_one_outcome(api: ApiClient, database_url: str, riv
             assert status["status"] == "cancelled" and games == []
         answered = [t for t, _, _ in feed(database_url, ada["account_id"])]
         assert answered == ["challenge_answered"]  # one answer, told once
+
+
+def test_keyed_challenge_requests_answer_their_retries_as_the_first_time(api: ApiClient) -> None:
+    """Offer, accept, decline and quick match with an Idempotency-Key: each retry gets the
+    first answer (Idempotent-Replayed), and nothing is done twice."""
+    ada, bob = account(api), account(api)
+
+    def keyed() -> dict[str, str]:
+        return {"Idempotency-Key": str(uuid.uuid4()), "Idempotency-Secret": str(uuid.uuid4())}
+
+    offer_key = keyed()
+    path = f"/accounts/{bob['account_id']}/challenges"
+    body = {"game": "sushi-go", "players": 2}
+    offered = api.post(path, body, token=ada["token"], headers=offer_key)
+    again = api.post(path, body, token=ada["token"], headers=offer_key)
+    expect_status(again, 201)
+    assert again.json() == offered.json() and again.headers["Idempotent-Replayed"] == "true"
+    outgoing = api.get("/accounts/me/challenges", token=ada["token"]).json()["outgoing"]
+    assert [c["challenge_id"] for c in outgoing] == [offered.json()["challenge_id"]]
+    accept_key = keyed()
+    accept = f"/challenges/{offered.json()['challenge_id']}/accept"
+    accepted = api.post(accept, {}, token=bob["token"], headers=accept_key)
+    expect_status(accepted, 201)
+    replayed = api.post(accept, {}, token=bob["token"], headers=accept_key)
+    expect_status(replayed, 201)
+    assert replayed.json() == accepted.json() and replayed.headers["Idempotent-Replayed"] == "true"
+    second = api.post(path, body, token=ada["token"]).json()
+    decline_key = keyed()
+    decline = f"/challenges/{second['challenge_id']}/decline"
+    declined = api.post(decline, {}, token=bob["token"], headers=decline_key)
+    redeclined = api.post(decline, {}, token=bob["token"], headers=decline_key)
+    assert redeclined.json() == declined.json() and redeclined.headers["Idempotent-Replayed"]
+    quick_key = keyed()
+    quick = {"game": "sushi-go", "players": 5, "name": f"q{uuid.uuid4().hex[:8]}"}
+    first = api.post("/games/quick", quick, token=None, headers=quick_key)
+    expect_status(first, 201)
+    retried = api.post("/games/quick", quick, token=None, headers=quick_key)
+    assert retried.json() == first.json() and retried.headers["Idempotent-Replayed"] == "true"
+    seats = api.game(first.json()["game_id"])["seats"]
+    assert sum(seat["taken"] for seat in seats) == 1  # one seat, however often asked

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import secrets
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 from uuid import UUID, uuid4
 
@@ -32,6 +32,7 @@ from service.store.challenges import (
     ChallengeClosed,
     Challenges,
 )
+from service.store.idempotency_records import IdempotencyRecord
 
 DEFAULT_SECONDS = 600  # CARDROOM_CHALLENGE_SECONDS: how long a challenge waits for its answer
 
@@ -55,7 +56,13 @@ class Challenger:
         self.rows = Challenges(games.store)
         self.seconds = seconds
 
-    def offer(self, by: Account, to: Account, request: Mapping[str, Any]) -> Challenge:
+    def offer(
+        self,
+        by: Account,
+        to: Account,
+        request: Mapping[str, Any],
+        along: Callable[[Any, Challenge], None] | None = None,
+    ) -> Challenge:
         """``by`` challenges ``to`` to the game ``request`` describes (its rules checked now,
         the two accounts seated in a trial run: 422 as ``POST /games`` says, or
         ``invalid_challenge``)."""
@@ -88,7 +95,7 @@ class Challenger:
                 "a challenge seats two accounts: every other seat must be a bot's ('players'"
                 " = 2 + the number of 'bots'); to play with others, create a game (POST /games)",
             )
-        return self.rows.offer(uuid4(), by.id, to.id, request, self.seconds)
+        return self.rows.offer(uuid4(), by.id, to.id, request, self.seconds, along)
 
     def get(self, challenge_id: UUID) -> Challenge | None:
         return self.rows.get(challenge_id)
@@ -96,14 +103,21 @@ class Challenger:
     def open_for(self, account_id: str) -> list[Challenge]:
         return self.rows.open_for(account_id)
 
-    def answer(self, challenge: Challenge, status: str) -> Challenge:
+    def answer(
+        self,
+        challenge: Challenge,
+        status: str,
+        along: Callable[[Any, Challenge], None] | None = None,
+    ) -> Challenge:
         """Decline or cancel ``challenge``: 409 ``challenge_<status>`` if it is not offered."""
         try:
-            return self.rows.answer(challenge.id, status)
+            return self.rows.answer(challenge.id, status, along)
         except ChallengeClosed:
             raise self._closed(challenge.id) from None
 
-    def accept(self, challenge: Challenge, token_hash: bytes) -> tuple[Challenge, int, Loaded]:
+    def accept(
+        self, challenge: Challenge, token_hash: bytes, record: IdempotencyRecord | None = None
+    ) -> tuple[Challenge, int, Loaded]:
         """The challenged account accepts: the game, both accounts seated (under their names
         as they are now), the challenged's seat token hashing to ``token_hash``; returns the
         challenge as accepted, the challenged's seat and the game. The challenger's seat gets a
@@ -116,6 +130,7 @@ class Challenger:
             seats, loaded = self.games.create_seated(
                 creation_of(challenge.request),
                 [Seating(by.name, by.id, _unshown()), Seating(to.name, to.id, token_hash)],
+                record=record,
                 along=lambda cur, game_id: accepted.append(
                     Challenges.accepted(cur, challenge.id, game_id)
                 ),

@@ -18,6 +18,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import secrets
+from collections.abc import Callable
 from typing import Any
 from uuid import UUID, uuid4
 
@@ -28,6 +29,7 @@ from service.play import GameService, Loaded, adapter_for
 from service.play.commands import Creation, Seating
 from service.play.loaded import MAX_ATTEMPTS, _started, _too_busy
 from service.store import quick_games
+from service.store.idempotency_records import IdempotencyRecord
 from service.store.quick_games import ClaimLost, QuickGames
 
 # Why a found game cannot take the seat, so the next game is made: every other refusal
@@ -61,18 +63,25 @@ class QuickMatch:
         self.rows = QuickGames(games.store)
 
     def seat(
-        self, creation: Creation, person: Seating, waiting_limit: int = 0
+        self,
+        creation: Creation,
+        person: Seating,
+        waiting_limit: int = 0,
+        record: Callable[[bool], IdempotencyRecord] | None = None,
     ) -> tuple[int, Loaded, bool]:
         """``person``'s seat, the game, and whether this request created it. ``creation`` must
         be public. Refusals as for a join (``name_taken``, ``already_seated``,
         ``too_many_waiting_games``); ``too_many_conflicts`` if the games changed under this
-        request too often in a row."""
+        request too often in a row. ``record``: the keyed request's record, given whether the
+        game was created (written with the seat, in the join's or the creation's statement)."""
         assert creation.private is None, "quick match games are public"
         key = rules_key(creation)
         for _ in range(MAX_ATTEMPTS):
             found = self.rows.open_game(key)
             if found is not None:
-                joined = self._join(key, found, person, waiting_limit)
+                joined = self._join(
+                    key, found, person, waiting_limit, None if record is None else record(False)
+                )
                 if joined is not None:
                     return (*joined, False)
             if person.client is not None and waiting_limit:
@@ -81,6 +90,7 @@ class QuickMatch:
                 seats, loaded = self.games.create_seated(
                     creation,
                     [person],
+                    record=None if record is None else record(True),
                     along=functools.partial(_claim, key=key, found=found),
                 )
             except ClaimLost:
@@ -89,7 +99,12 @@ class QuickMatch:
         raise _too_busy()
 
     def _join(
-        self, key: str, found: UUID, person: Seating, waiting_limit: int
+        self,
+        key: str,
+        found: UUID,
+        person: Seating,
+        waiting_limit: int,
+        record: IdempotencyRecord | None = None,
     ) -> tuple[int, Loaded] | None:
         """``person`` seated in ``found``; None if it is full or cancelled."""
         try:
@@ -97,6 +112,7 @@ class QuickMatch:
                 found,
                 person.name,
                 person.token_hash,
+                record,
                 client=person.client,
                 waiting_limit=waiting_limit,
                 account=person.account,

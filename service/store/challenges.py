@@ -17,7 +17,7 @@ transaction; an item's ``data`` is :meth:`Challenge.data`, the challenge as
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -153,9 +153,10 @@ class Challenges:
         to_account: str,
         request: Mapping[str, Any],
         seconds: int,
+        along: Callable[[Any, Challenge], None] | None = None,
     ) -> Challenge:
         """A new challenge, open for ``seconds``, and the challenged account's ``challenge``
-        item, in one transaction."""
+        item, in one transaction (with the caller's ``along``: the keyed request's answer)."""
         with self.store.connection() as conn, conn.transaction(), conn.cursor() as cur:
             cur.execute(
                 "INSERT INTO challenges (id, from_account, to_account, game, request, expires_at)"
@@ -165,6 +166,8 @@ class Challenges:
             challenge = _select(cur, challenge_id)
             item = Item(to_account, account_feed.CHALLENGE, None, challenge.data())
             account_feed.insert(cur, [item])
+            if along is not None:
+                along(cur, challenge)
         return challenge
 
     def get(self, challenge_id: UUID) -> Challenge | None:
@@ -189,9 +192,15 @@ class Challenges:
             rows = cur.fetchall()
         return [_challenge(row) for row in rows]
 
-    def answer(self, challenge_id: UUID, status: str) -> Challenge:
+    def answer(
+        self,
+        challenge_id: UUID,
+        status: str,
+        along: Callable[[Any, Challenge], None] | None = None,
+    ) -> Challenge:
         """Decline or cancel (``status``) the challenge if it is still offered, with its
-        ``challenge_answered`` items; :class:`ChallengeClosed` if it is not."""
+        ``challenge_answered`` items (and the caller's ``along``) in one transaction;
+        :class:`ChallengeClosed` if it is not."""
         assert status in (DECLINED, CANCELLED)
         with self.store.connection() as conn, conn.transaction(), conn.cursor() as cur:
             cur.execute(ANSWER.format(game=""), (status, challenge_id))
@@ -199,6 +208,8 @@ class Challenges:
                 raise ChallengeClosed(challenge_id)
             challenge = _select(cur, challenge_id)
             _answered(cur, challenge)
+            if along is not None:
+                along(cur, challenge)
         return challenge
 
     @staticmethod

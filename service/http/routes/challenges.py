@@ -9,10 +9,19 @@ from uuid import UUID
 
 from flask import Response, current_app, url_for
 
-from service.http import auth
+from service.http import auth, idempotency
 from service.http.problems import Problem
 from service.http.routes.accounts import account_of
-from service.http.routes.common import api, game_url, games, json_body, json_response, with_receipt
+from service.http.routes.common import (
+    KeptAnswer,
+    api,
+    as_it_was,
+    game_url,
+    games,
+    json_body,
+    json_response,
+    with_receipt,
+)
 from service.http.schemas.challenges import (
     Challenge as ChallengeBody,
 )
@@ -21,6 +30,7 @@ from service.http.schemas.challenges import (
     ChallengeList,
     ChallengeRequest,
 )
+from service.play import Loaded
 from service.play.challenges import Challenger
 from service.store.accounts import Bearer
 from service.store.challenges import CANCELLED, DECLINED, Challenge
@@ -45,6 +55,8 @@ def create_challenge(account_id: str) -> Response:
       operationId: createChallenge
       parameters:
       - AccountId
+      - IdempotencyKey
+      - IdempotencySecret
       summary: Challenge an account to a game
       description: |
         Offers the account `account_id` a game with these rules, as `POST /games` takes them
@@ -100,7 +112,13 @@ def create_challenge(account_id: str) -> Response:
         '403': InsufficientScope
         '404': AccountNotFound
         '409':
-          description: "`name_taken`: a bot's name looks like one of the two accounts' names."
+          description: |
+            - `name_taken`: a bot's name looks like one of the two accounts' names;
+            - `idempotency_key_in_use`: a request with this `Idempotency-Key` is still
+              running; send it again after `Retry-After` seconds.
+          headers:
+            Retry-After:
+              $ref: '#/components/headers/RetryAfter'
           content:
             application/problem+json:
               schema: {$ref: '#/components/schemas/ChallengeNameConflict'}
@@ -110,7 +128,8 @@ def create_challenge(account_id: str) -> Response:
           description: |
             - `invalid_challenge`: `errors.reason` is `self`, `bot` or `seats` (above);
             - `unknown_game`, `invalid_rules`, `invalid_bots`, `invalid_name`: as for
-              `POST /games`.
+              `POST /games`;
+            - `idempotency_key_reused`: this `Idempotency-Key` came with another request.
           content:
             application/problem+json:
               schema: {$ref: '#/components/schemas/ChallengeUnprocessable'}
@@ -130,9 +149,17 @@ def create_challenge(account_id: str) -> Response:
     }
     if body.get("turn_seconds") is not None:
         request["turn_seconds"] = body["turn_seconds"]
-    challenge = challenger().offer(bearer.account, to, request)
-    location = url_for("api.get_challenge", challenge_id=str(challenge.id))
-    return json_response(CHALLENGE.dump(challenge_body(challenge)), 201, Location=location)
+    keyed = idempotency.begin(answers=True)
+    if keyed is not None and keyed.answer is not None:
+        return idempotency.replayed_answer(keyed)
+    answer = KeptAnswer(keyed, 201)
+
+    def kept(cur: Any, challenge: Challenge) -> None:
+        answer.location = url_for("api.get_challenge", challenge_id=str(challenge.id))
+        answer.keep(cur, CHALLENGE.dump(challenge_body(challenge)))
+
+    challenger().offer(bearer.account, to, request, along=kept)
+    return answer.response()
 
 
 @api.get("/accounts/me/challenges")
@@ -213,6 +240,8 @@ def accept_challenge(challenge_id: str) -> Response:
       operationId: acceptChallenge
       parameters:
       - ChallengeId
+      - IdempotencyKey
+      - IdempotencySecret
       summary: Accept a challenge
       description: |
         The challenged account (its token, `play`) accepts: the game is created with both
@@ -248,13 +277,35 @@ def accept_challenge(challenge_id: str) -> Response:
         '403': ChallengeForbidden
         '404': ChallengeNotFound
         '409': ChallengeClosed
+        '422': IdempotencyKeyReused
         '500': InternalError
         '503': DatabaseUnavailable
     """
     bearer = auth.require_account(games(), "play")
     challenge = _party(bearer, challenge_id, role="to", verb="accept")
+    keyed = idempotency.begin()
+    if keyed is not None and keyed.stored is not None:
+        return idempotency.replayed(_accepted_again(keyed, challenge, bearer))
     token = auth.new_token()
-    accepted, seat, loaded = challenger().accept(challenge, auth.token_hash(token))
+    record = None if keyed is None else keyed.record(secret=token)
+    accepted, seat, loaded = challenger().accept(challenge, auth.token_hash(token), record)
+    return _accepted(accepted, seat, loaded, token, bearer)
+
+
+def _accepted_again(keyed: idempotency.Keyed, challenge: Challenge, bearer: Bearer) -> Response:
+    """The first acceptance's answer again: the game as it left it, the seat's token kept
+    sealed under the key."""
+    token = keyed.stored_secret()
+    assert token is not None
+    loaded = as_it_was(keyed)
+    seat = games().store.seat_for_token(loaded.id, auth.token_hash(token))
+    assert seat is not None  # the record was written with the seat's row
+    return _accepted(challenger().get(challenge.id) or challenge, seat, loaded, token, bearer)
+
+
+def _accepted(
+    accepted: Challenge, seat: int, loaded: Loaded, token: str, bearer: Bearer
+) -> Response:
     granted = {
         "game_id": loaded.id,
         "seat": seat,
@@ -279,6 +330,8 @@ def decline_challenge(challenge_id: str) -> Response:
       operationId: declineChallenge
       parameters:
       - ChallengeId
+      - IdempotencyKey
+      - IdempotencySecret
       summary: Decline a challenge
       description: |
         The challenged account (`play`) says no; the challenger's stream gets a
@@ -297,6 +350,7 @@ def decline_challenge(challenge_id: str) -> Response:
         '403': ChallengeForbidden
         '404': ChallengeNotFound
         '409': ChallengeClosed
+        '422': IdempotencyKeyReused
         '500': InternalError
         '503': DatabaseUnavailable
     """
@@ -313,6 +367,8 @@ def cancel_challenge(challenge_id: str) -> Response:
       operationId: cancelChallenge
       parameters:
       - ChallengeId
+      - IdempotencyKey
+      - IdempotencySecret
       summary: Cancel a challenge you made
       description: |
         The challenger (`play`) withdraws it before it is answered; both accounts' streams get
@@ -330,6 +386,7 @@ def cancel_challenge(challenge_id: str) -> Response:
         '403': ChallengeForbidden
         '404': ChallengeNotFound
         '409': ChallengeClosed
+        '422': IdempotencyKeyReused
         '500': InternalError
         '503': DatabaseUnavailable
     """
@@ -340,8 +397,16 @@ def _answer(challenge_id: str, role: str, status: str) -> Response:
     bearer = auth.require_account(games(), "play")
     verb = "decline" if status == DECLINED else "cancel"
     challenge = _party(bearer, challenge_id, role=role, verb=verb)
-    answered = challenger().answer(challenge, status)
-    return json_response(CHALLENGE.dump(challenge_body(answered)))
+    keyed = idempotency.begin(answers=True)
+    if keyed is not None and keyed.answer is not None:
+        return idempotency.replayed_answer(keyed)
+    answer = KeptAnswer(keyed, 200)
+    challenger().answer(
+        challenge,
+        status,
+        along=lambda cur, answered: answer.keep(cur, CHALLENGE.dump(challenge_body(answered))),
+    )
+    return answer.response()
 
 
 def _party(bearer: Bearer, challenge_id: str, role: str = "", verb: str = "") -> Challenge:

@@ -3,16 +3,26 @@ exactly these rules, or creates one (service/play/quick.py holds how races end).
 
 from __future__ import annotations
 
+import json
+
 from flask import Response, current_app, request
 
-from service.http import abuse, auth
+from service.http import abuse, auth, idempotency
 from service.http.problems import Problem
-from service.http.routes.common import api, game_url, games, json_body, with_receipt
+from service.http.routes.common import (
+    api,
+    as_it_was,
+    game_url,
+    games,
+    json_body,
+    with_receipt,
+)
 from service.http.routes.seats import account_name
 from service.http.schemas.challenges import QuickMatchRequest, QuickSeat
-from service.play import adapter_for
+from service.play import Loaded, adapter_for
 from service.play.commands import Creation, Seating
 from service.play.quick import QuickMatch
+from service.store.idempotency_records import IdempotencyRecord
 
 QUICK_REQUEST = QuickMatchRequest()
 QUICK_SEAT = QuickSeat()
@@ -30,6 +40,9 @@ def quick_match() -> Response:
       tags:
       - play
       operationId: quickMatch
+      parameters:
+      - IdempotencyKey
+      - IdempotencySecret
       summary: Seat me in any waiting game with these rules
       description: |
         Takes a seat in the waiting public game with exactly these rules (`game`, `players`,
@@ -93,7 +106,9 @@ def quick_match() -> Response:
             - `too_many_waiting_games`: your address holds seats in as many waiting games as
               it may;
             - `too_many_conflicts`: the games changed under this request too often in a row;
-              send it again after `Retry-After` seconds.
+              send it again after `Retry-After` seconds;
+            - `idempotency_key_in_use`: a request with this `Idempotency-Key` is still
+              running; send it again after `Retry-After` seconds.
           headers:
             Retry-After:
               $ref: '#/components/headers/RetryAfter'
@@ -104,8 +119,9 @@ def quick_match() -> Response:
         '415': UnsupportedMediaType
         '422':
           description: |
-            `unknown_game`, `invalid_rules`, `invalid_bots`, `invalid_name`: as for
-            `POST /games` (`invalid_name` for `name` too).
+            - `unknown_game`, `invalid_rules`, `invalid_bots`, `invalid_name`: as for
+              `POST /games` (`invalid_name` for `name` too);
+            - `idempotency_key_reused`: this `Idempotency-Key` came with another request.
           content:
             application/problem+json:
               schema: {$ref: '#/components/schemas/QuickUnprocessable'}
@@ -126,6 +142,9 @@ def quick_match() -> Response:
     adapter = adapter_for(body["game"])
     options = {**adapter.rules.load(body["rules"]), "players": body["players"]}
     creation = Creation(body["game"], options, tuple(body["bots"]), body.get("turn_seconds"))
+    keyed = idempotency.begin()
+    if keyed is not None and keyed.stored is not None:
+        return idempotency.replayed(_seated_again(keyed))
     token = auth.new_token()
     person = Seating(
         name,
@@ -133,7 +152,30 @@ def quick_match() -> Response:
         auth.token_hash(token),
         games().keys.client_hash(request.remote_addr or ""),
     )
-    seat, loaded, created = matcher().seat(creation, person, abuse.waiting_games_limit())
+
+    def record(created: bool) -> IdempotencyRecord:
+        assert keyed is not None  # the token, and whether the game was made with it
+        return keyed.record(secret=json.dumps({"token": token, "created": created}))
+
+    seat, loaded, created = matcher().seat(
+        creation, person, abuse.waiting_games_limit(), None if keyed is None else record
+    )
+    return _seated(seat, loaded, token, created)
+
+
+def _seated_again(keyed: idempotency.Keyed) -> Response:
+    """The first answer again: its seat's token and whether it made the game were kept with
+    the seat, sealed under the key (its receipt's version: the game as it left it)."""
+    kept = json.loads(keyed.stored_secret() or "{}")
+    loaded = as_it_was(keyed)
+    seat = games().store.seat_for_token(loaded.id, auth.token_hash(kept["token"]))
+    assert seat is not None  # the record was written with the seat's row
+    return _seated(seat, loaded, kept["token"], kept["created"])
+
+
+def _seated(seat: int, loaded: Loaded, token: str, created: bool) -> Response:
+    accounts = getattr(loaded.state, "accounts", ())
+    account = accounts[seat] if seat < len(accounts) else None
     granted = {
         "game_id": loaded.id,
         "seat": seat,
@@ -144,5 +186,5 @@ def quick_match() -> Response:
         "created": created,
     }
     if account is not None:
-        granted["account_id"] = account.account.id
+        granted["account_id"] = account
     return with_receipt(QUICK_SEAT.dump(granted), loaded, 201, Location=game_url(loaded.id))
