@@ -230,16 +230,7 @@ def test_the_stream_resumes_after_the_connection_is_cut(served: Served, database
 
 # --- history, challenges, quick match ---------------------------------------------------------
 
-CONTRACT = (Path(__file__).resolve().parent.parent / "openapi.yaml").read_text()
 
-
-def served_route(path: str) -> pytest.MarkDecorator:
-    """Run once the contract has ``path`` (history and challenges land from their own branches;
-    these tests passed against them merged, and run as soon as they are on this branch)."""
-    return pytest.mark.skipif(f"\n  {path}:" not in CONTRACT, reason=f"no {path} here yet")
-
-
-@served_route("/accounts/{account_id}/games")
 def test_the_history_walks_every_page_and_the_export_agrees(served: Served) -> None:
     """Three games of the account (one finished against the greedy bot, two waiting), read two
     a page: each once, oldest first; the filters and the export say the same."""
@@ -267,7 +258,6 @@ def test_the_history_walks_every_page_and_the_export_agrees(served: Served) -> N
         assert {g.status for g in walked[1:]} == {"waiting"}
 
 
-@served_route("/challenges/{challenge_id}/accept")
 def test_a_challenge_accepted_by_a_bot_is_played_by_both_accounts(served: Served) -> None:
     """A bot account accepts the challenge from its stream; both accounts' bots play the game
     it creates to its end. A challenge declined, and one cancelled, end as they should."""
@@ -304,7 +294,6 @@ def test_a_challenge_accepted_by_a_bot_is_played_by_both_accounts(served: Served
         assert late.value.status == 409
 
 
-@served_route("/games/quick")
 def test_quick_match_seats_accounts_together_then_opens_the_next_game(served: Served) -> None:
     with Client(served.url) as client:
         clock = random.randrange(1000, 3600)  # rules no other test quick-matches at once

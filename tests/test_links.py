@@ -52,8 +52,16 @@ SOURCES: dict[str, Any] = {
         api.join(game, "Lars") and api.post(f"/games/{game}/players", {"name": "Linda"})
     ),
     "rematch": lambda api, _: rematch(api),
+    # A pool of its own (a clock no other test asks for): the page's quick match uses 2-player
+    # games without a clock.
     "quickMatch": lambda api, _: api.post(
-        "/games/quick", {"game": "sushi-go", "players": 2, "name": f"q{uuid.uuid4().hex[:8]}"}
+        "/games/quick",
+        {
+            "game": "sushi-go",
+            "players": 2,
+            "turn_seconds": random.randint(5, 3600),
+            "name": f"q{uuid.uuid4().hex[:8]}",
+        },
     ),
     "acceptChallenge": lambda api, _: accepted_challenge(api),
 }
