@@ -87,6 +87,7 @@ class Options:
     processes: int = 4
     worker_class: str = "gevent"
     pairs: int = 2  # pick loads without and with the streams (2: without, with, without, with)
+    settle: float = 11.0  # seconds before each quiet window (see ``quiet``)
 
 
 @dataclass
@@ -136,7 +137,10 @@ class Quiet:
         )
 
 
-async def quiet(server: int, url: str, port: int, seconds: float) -> Quiet:
+async def quiet(server: int, url: str, port: int, seconds: float, settle: float) -> Quiet:
+    """``settle`` seconds first: PostgreSQL 15 reports an idle backend's counts up to 10 s late,
+    and those of the work before (creating accounts, opening the streams) must not fall in."""
+    await asyncio.sleep(settle)
     api, done = Api(port), asyncio.Event()
     cpu, committed = http_bench.process_tree_cpu(server), transactions(url)
     sampler = asyncio.create_task(healthz_while(api, done))
@@ -298,7 +302,7 @@ async def run(url: str, o: Options) -> Report:
         specs = [Spec.of_account(token, source_address(i)) for i, token in enumerate(tokens)]
 
         log(f"{o.quiet:.0f} s with nothing happening, no stream open")
-        idle_quiet = await quiet(server.pid, url, port, o.quiet)
+        idle_quiet = await quiet(server.pid, url, port, o.quiet, o.settle)
 
         log("pick load with no account stream open")
         idles = [await measure_phase(port, o.pick_clients)]
@@ -314,7 +318,7 @@ async def run(url: str, o: Options) -> Report:
         after_kb = server_pss_kb(server.pid)
 
         log(f"{o.quiet:.0f} s with the streams open and nothing happening")
-        open_quiet = await quiet(server.pid, url, port, o.quiet)
+        open_quiet = await quiet(server.pid, url, port, o.quiet, o.settle)
 
         log(f"{o.picks} paced picks, each turn's your_turn on its account's stream")
         turns = await paced_turns(crowds, apis, games, o)
@@ -378,6 +382,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--processes", type=int, default=defaults.processes)
     parser.add_argument("--worker-class", default="gevent", choices=["gevent", "gthread"])
     parser.add_argument("--pairs", type=int, default=defaults.pairs, help="pick loads without/with")
+    parser.add_argument("--settle", type=float, default=defaults.settle)
     parser.add_argument("--deadline", type=float, default=900, help="seconds for the whole run")
     args = parser.parse_args(argv)
     options = Options(
@@ -390,6 +395,7 @@ def main(argv: list[str] | None = None) -> None:
         args.processes,
         args.worker_class,
         args.pairs,
+        args.settle,
     )
     limit = raise_open_files_limit()
     if limit < options.streams + 1024:

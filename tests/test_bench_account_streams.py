@@ -12,7 +12,15 @@ from bench.account_streams import Options, run
 
 def test_the_account_streams_bench_runs_at_a_tiny_size(database_url: str) -> None:
     options = Options(
-        streams=20, playing=5, picks=10, spread=1, quiet=1, pick_clients=1, processes=1, pairs=1
+        streams=20,
+        playing=5,
+        picks=10,
+        spread=1,
+        quiet=1,
+        pick_clients=1,
+        processes=1,
+        pairs=1,
+        settle=0,
     )
     report = asyncio.run(asyncio.wait_for(run(database_url, options), 240))
     print(report.text())
