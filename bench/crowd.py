@@ -2,12 +2,19 @@
 of their own (the load generator must cost little next to the server it measures: 10,000
 connections in one Python process would make it the bottleneck). Each process runs an asyncio
 loop of raw protocols, one callback per chunk read, no coroutine per line; it records when each
-watcher first read each version of its game, and answers the bench's questions over a pipe."""
+watcher first read each version of its game, and answers the bench's questions over a pipe.
+
+Account streams (``GET /accounts/me/stream``, bench/account_streams.py) are a third kind: each
+item is told apart by its ``id``; a ``your_turn`` is recorded as the arrival of its game's
+version, and an item read twice is counted, on one connection (a defect) or after a resumption
+with ``Last-Event-ID`` (the documented at-least-once re-send) apart."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
+import json
 import multiprocessing
 import time
 from collections import Counter
@@ -21,15 +28,25 @@ OPENING = 32  # connections each process opens at once (a crowd arriving, not on
 LONG_POLL_SECONDS = 30
 
 
+ACCOUNT_STREAM = "/accounts/me/stream"
+
+
 @dataclass(frozen=True)
 class Spec:
-    """One watcher: of game ``path`` from ``version`` on, from source address ``addr``."""
+    """One watcher: of game ``path`` from ``version`` on, from source address ``addr``; with
+    ``account``, the stream of the account whose token is ``token`` instead (``path`` and
+    ``version`` unused)."""
 
     path: str
     version: int
     addr: str
     token: str | None
     long_poll: bool
+    account: bool = False
+
+    @classmethod
+    def of_account(cls, token: str, addr: str) -> Spec:
+        return cls(ACCOUNT_STREAM, 0, addr, token, False, account=True)
 
 
 @dataclass
@@ -38,6 +55,12 @@ class Tally:
     lost: int = 0
     doubled: int = 0
     reconnects: int = 0
+    # account streams: items read (with an id), items read again on the same connection (never
+    # allowed), items read again after a resumption (at least once: allowed), and the
+    # ``your_turn`` items a new stream starts with (``id: null``)
+    items: int = 0
+    resent: int = 0
+    waiting: int = 0
     errors: Counter[str] = field(default_factory=Counter)
     # (game path, version) -> [watchers that read it, when the last of them did (wall clock,
     # to compare with the event's recorded_at)]
@@ -59,6 +82,9 @@ class Tally:
             "lost": self.lost,
             "doubled": self.doubled,
             "reconnects": self.reconnects,
+            "items": self.items,
+            "resent": self.resent,
+            "waiting": self.waiting,
             "errors": dict(self.errors),
         }
 
@@ -126,6 +152,70 @@ class _Stream(_Reply):
             self.tally.lost += version - self.last - 1
         self.tally.arrived(self.path, version, version)
         self.last = version
+
+
+class _AccountStream(_Reply):
+    """An account's stream: SSE messages, each an item with an ``id`` of its own. ``seen``: the
+    ids the watcher read on its earlier connections; ``last``: the ``Last-Event-ID`` to resume
+    from (None: a new stream)."""
+
+    def __init__(
+        self,
+        spec: Spec,
+        last: str | None,
+        tally: Tally,
+        done: asyncio.Future[None],
+        *,
+        seen: set[int],
+    ) -> None:
+        resume = f"Last-Event-ID: {last}\r\n" if last else ""
+        request = (
+            f"GET {ACCOUNT_STREAM} HTTP/1.0\r\nHost: {HOST}\r\n{resume}"
+            f"Authorization: Bearer {spec.token}\r\n\r\n"
+        )
+        super().__init__(request.encode(), done)
+        self.last, self.tally, self.seen = last, tally, seen
+        self.ids: set[int] = set()  # read on this connection
+        self.fields: dict[bytes, bytes] = {}
+
+    def data_received(self, data: bytes) -> None:
+        self.buffer += data
+        if not self.head.done():
+            end = self.buffer.find(b"\r\n\r\n")
+            if end < 0:
+                return
+            self.head.set_result(self.parse_head(self.buffer[:end]))
+            self.buffer = self.buffer[end + 4 :]
+        if b"\n" not in self.buffer:
+            return
+        *lines, self.buffer = self.buffer.split(b"\n")
+        for line in lines:
+            if not line:
+                fields, self.fields = self.fields, {}
+                if b"data" in fields:
+                    self._item(fields)
+            elif not line.startswith(b":"):  # a comment: the heartbeat
+                name, _, value = line.partition(b":")
+                self.fields[name] = value.removeprefix(b" ")
+
+    def _item(self, fields: dict[bytes, bytes]) -> None:
+        if b"id" in fields:
+            self.last = fields[b"id"].decode()
+        item = json.loads(fields[b"data"])
+        if item["id"] is None:  # a turn waiting when the stream began
+            self.tally.waiting += 1
+            return
+        self.tally.items += 1
+        if item["id"] in self.ids:
+            self.tally.doubled += 1
+            return
+        self.ids.add(item["id"])
+        if item["id"] in self.seen:
+            self.tally.resent += 1
+            return
+        self.seen.add(item["id"])
+        if item["type"] == "your_turn":
+            self.tally.arrived(f"/games/{item['game_id']}", item["version"], item["version"])
 
 
 class _LongPoll(_Reply):
@@ -198,8 +288,11 @@ class Crowd:
 
     async def watch(self, spec: Spec) -> None:
         loop = asyncio.get_running_loop()
-        position, counted = spec.version, False
+        position: int | str | None = None if spec.account else spec.version
+        counted = False
         kind: Callable[..., _Reply] = _LongPoll if spec.long_poll else _Stream
+        if spec.account:
+            kind = functools.partial(_AccountStream, seen=set())
         try:
             while not self.stop.is_set():
                 done: asyncio.Future[None] = loop.create_future()
@@ -232,7 +325,10 @@ class Crowd:
                     await done
                 finally:
                     self.protocols.discard(protocol)
-                position = protocol.version if isinstance(protocol, _LongPoll) else protocol.last
+                if isinstance(protocol, _LongPoll):
+                    position = protocol.version
+                elif isinstance(protocol, _Stream | _AccountStream):
+                    position = protocol.last
                 if not self.stop.is_set():
                     self.tally.reconnects += 1  # the server ended it: resume from `position`
         finally:

@@ -248,11 +248,11 @@ def pooled(phases: list[Phase]) -> Phase:
     )
 
 
-async def measure_phase(port: int) -> Phase:
+async def measure_phase(port: int, clients: int = PICK_CLIENTS) -> Phase:
     api, done = Api(port), asyncio.Event()
     sampler = asyncio.create_task(healthz_while(api, done))
     try:
-        picks, failed = await asyncio.to_thread(pick_load, f"http://{HOST}:{port}", PICK_CLIENTS)
+        picks, failed = await asyncio.to_thread(pick_load, f"http://{HOST}:{port}", clients)
     finally:
         done.set()
     return Phase(picks, failed, await sampler)
@@ -364,6 +364,13 @@ def transactions(url: str) -> int:
         "SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()"
     ).fetchone()
     return int(row[0]) if row else 0
+
+
+def close_stats() -> None:
+    """Close the connections :func:`transactions` opened."""
+    for conn in _STATS.values():
+        conn.close()
+    _STATS.clear()
 
 
 async def accounted(server: int, url: str, phase: Awaitable[FanOut]) -> FanOut:
@@ -643,8 +650,7 @@ async def run(
             f"errors {dict(errors)}",
         ]
     finally:
-        for conn in _STATS.values():
-            conn.close()
+        close_stats()
         crowds.exit()
         server.terminate()
         server.wait(timeout=60)

@@ -20,6 +20,13 @@ import requests
 from api_client import ApiClient, expect_problem, expect_status
 
 from service.cli.main import main
+from service.http.hangup import Hangup
+from service.http.routes.account_stream import _Feed
+from service.http.stream import StreamSettings
+from service.live.hub import Hub, account_key
+from service.play import GameService
+from service.store import account_feed
+from service.store.events import EventStore
 
 pytest_plugins = ["api_fixtures"]
 
@@ -255,3 +262,47 @@ def test_a_new_stream_starts_with_the_challenges_still_open(
             None,
         )
         assert first.data["status"] == "offered"
+
+
+class _CountedFeed(_Feed):
+    """The stream's own feed, counting its reads of the store."""
+
+    reads = 0
+
+    def _read(self) -> tuple[str, bool]:
+        self.reads += 1
+        return super()._read()
+
+
+def test_an_idle_stream_reads_the_store_only_when_woken(
+    api: ApiClient, pool: Any, database_url: str
+) -> None:
+    """Heartbeats with the hub listening all along read nothing (as a game's stream:
+    bench/account_streams.py measured 1,000 idle account streams each reading at every heartbeat,
+    67 reads a second); a row for the account still wakes the stream, which reads and sends it."""
+    aid = new_account(api)["account_id"]
+    hub = Hub(lambda: database_url, name="cardroom-live-idle-test")
+    service = GameService(EventStore(pool))
+    try:
+        assert hub.start()
+        ticket = hub.ticket(account_key(aid))
+        with service.store.connection() as conn:
+            feed = _CountedFeed(service, hub, aid, account_feed.head(conn), ticket)
+        frames = feed.frames([], StreamSettings(30.0, 0.05, 250), Hangup(None))
+        heartbeats = 0
+        for frame in frames:
+            heartbeats += frame == ": heartbeat\n\n"
+            if heartbeats == 5:
+                break
+        assert feed.reads == 1  # the first read only
+        with psycopg.connect(database_url, autocommit=True) as conn:
+            conn.execute(
+                "INSERT INTO account_feed (account_id, type, game_id, data)"
+                " VALUES (%s, 'challenge', NULL, '{\"n\": 1}')",
+                (aid,),
+            )
+        sent = next(frame for frame in frames if frame.startswith("id: "))
+        assert "event: challenge" in sent and feed.reads >= 2
+        frames.close()
+    finally:
+        hub.stop()
