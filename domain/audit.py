@@ -21,7 +21,9 @@ Given the service's public keys and the receipts players kept (domain/receipts.p
   is the service's signature on the export's last version and hash;
 - ``receipts``: no receipt the service signed contradicts the export; one that does is reported
   as "the service signed a different history at version v" (the evidence of a rewrite, which the
-  unkeyed hash chain alone cannot give: whoever can write the rows can recompute it).
+  unkeyed hash chain alone cannot give: whoever can write the rows can recompute it). A receipt
+  that proves nothing (forged or altered, another game's, signed by a key not given) is listed
+  in ``refused`` and fails the check too: a verdict is never "ok" over refused evidence.
 
 A check that could not be made has ``ok: None`` and says why in ``detail``. The report's ``ok`` is
 true only for a complete export (game over, nothing redacted) that passes every check. Nothing

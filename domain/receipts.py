@@ -225,7 +225,8 @@ def check_receipts(
 ) -> dict[str, Any]:
     """Each receipt checked against the export: refused (with the reason) if it proves nothing,
     else it agrees with the export or shows that "the service signed a different history".
-    ``seed``: the one the export reveals (its commitment checked), None if it reveals none."""
+    ``seed``: the one the export reveals (its commitment checked), None if it reveals none.
+    A refused receipt fails the check: evidence forged or altered must not pass as "ok"."""
     game_id = records[0]["game_id"] if records else None
     by_version = {r["version"]: r for r in records}
     refused: list[dict[str, Any]] = []
@@ -255,6 +256,8 @@ def check_receipts(
             "the export reveals no valid seed (the game is not over): receipts are checked"
             " against a finished game's export"
         )
+        if refused:
+            result.update(ok=False, detail=f"{_refused(refused)}; {result['detail']}")
     elif contradicted:
         bad = min(contradicted)
         good = max((v for v in agreed if v < bad), default=0)
@@ -262,11 +265,32 @@ def check_receipts(
             ok=False,
             first_bad_version=bad,
             detail=f"the service signed a different history at version {bad}"
-            + (f" (the receipts up to version {good} agree with the export)" if good else ""),
+            + (f" (the receipts up to version {good} agree with the export)" if good else "")
+            + (f"; {_refused(refused)}" if refused else ""),
+        )
+    elif refused:
+        result.update(
+            ok=False, detail=_refused(refused) + (f"; {_agreed(agreed)}" if agreed else "")
         )
     elif agreed:
-        counted = "1 receipt agrees" if len(agreed) == 1 else f"{len(agreed)} receipts agree"
-        result.update(ok=True, detail=f"{counted}, up to version {max(agreed)}")
+        result.update(ok=True, detail=_agreed(agreed))
     else:
         result["detail"] = "no receipt could be checked"
     return result
+
+
+def _agreed(agreed: Sequence[int]) -> str:
+    counted = "1 receipt agrees" if len(agreed) == 1 else f"{len(agreed)} receipts agree"
+    return f"{counted}, up to version {max(agreed)}"
+
+
+def _refused(refused: Sequence[Mapping[str, Any]]) -> str:
+    """Names the refused receipts (by their place in the list given), the first one's reason."""
+    first = refused[0]
+    if len(refused) == 1:
+        return f"receipt {first['receipt']} is refused: {first['reason']}"
+    numbers = ", ".join(str(r["receipt"]) for r in refused)
+    return (
+        f"receipts {numbers} are refused (see `refused`);"
+        f" receipt {first['receipt']}: {first['reason']}"
+    )

@@ -1,8 +1,8 @@
 """The client package (clients/python, ``cardroom_client``) against a real ``cardroom serve``:
 bots play whole games following the stream, every receipt is verified and audited, a POST
 keeps its Idempotency-Key across retries, a busy answer is retried after its Retry-After, a
-forged receipt is refused, a refused stream falls back to the long poll, and
-``python -m cardroom_client.play`` plays a bot module to the end."""
+forged receipt is refused (and a kept one altered fails the audit), a refused stream falls back
+to the long poll, and ``python -m cardroom_client.play`` plays a bot module to the end."""
 
 from __future__ import annotations
 
@@ -79,6 +79,20 @@ def test_two_bots_play_sushi_go_and_their_receipts_pass_the_audit(served: Served
         report = client.audit(game)
         assert report["ok"] is True
         assert report["receipts"]["checked"] == len(receipts) and not report["receipts"]["refused"]
+
+
+def test_the_audit_is_not_ok_when_a_kept_receipt_was_altered(served: Served) -> None:
+    """Issue 38 point 3: a kept receipt with one byte changed is refused, and the verdict says
+    so (``ok`` false, the receipt named), where it used to stay ``ok``."""
+    with Client(served.url) as client:
+        game = client.create_game("sushi-go", 2, bots=[BotSeat(0, "random"), BotSeat(1, "greedy")])
+        assert client.audit(game)["ok"] is True  # over at once, its creation's receipt kept
+        kept = client.receipts(game)[0]  # the kept receipt itself, altered where it is stored
+        kept["commitment"] = ("1" if kept["commitment"][0] == "0" else "0") + kept["commitment"][1:]
+        report = client.audit(game)
+        assert report["ok"] is False and report["receipts"]["ok"] is False
+        assert [r["receipt"] for r in report["receipts"]["refused"]] == [1]
+        assert "forged or altered" in report["receipts"]["detail"]
 
 
 def test_typed_moves_and_a_refused_move(served: Served) -> None:

@@ -135,7 +135,8 @@ def test_unknown_key_forged_signature_and_another_game_are_refused_with_reasons(
     assert f"not {GAME}" in reasons[3]
     assert "format" in reasons[4]
     assert 5 not in reasons
-    assert (result["ok"], result["checked"]) == (True, 1)
+    assert (result["ok"], result["checked"]) == (False, 1)  # issue 38: refused is not "ok"
+    assert result["detail"].startswith("receipts 1, 2, 3, 4 are refused")
 
 
 def test_the_http_audit_refuses_receipts_that_prove_nothing(api: ApiClient) -> None:
@@ -151,7 +152,8 @@ def test_the_http_audit_refuses_receipts_that_prove_nothing(api: ApiClient) -> N
         good,
     ]
     report = api.post(f"/games/{game}/audit", {"receipts": given}).json()
-    assert report["ok"] is True  # nothing contradicts the rows: refused receipts prove nothing
+    # Nothing contradicts the rows, but the evidence given is refused: not "ok" (issue 38).
+    assert report["ok"] is False and report["receipts"]["first_bad_version"] is None
     assert report["receipts"]["checked"] == 1
     reasons = [r["reason"] for r in report["receipts"]["refused"]]
     assert "not one of the given public keys" in reasons[0]

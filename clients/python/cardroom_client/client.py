@@ -176,7 +176,8 @@ class Client:
         return list(self._receipts.get(game_id_of(game), ()))
 
     def audit(self, game: Game | str) -> dict[str, Any]:
-        """``POST /games/{id}/audit`` with the receipts kept: the audit report (``ok``)."""
+        """``POST /games/{id}/audit`` with the receipts kept: the audit report (``ok`` false when
+        a check fails or a kept receipt is refused, listed in ``receipts.refused``)."""
         gid = game_id_of(game)
         body = {"receipts": self.receipts(gid)}
         report: dict[str, Any] = self.request("POST", f"/games/{gid}/audit", json=body).json()

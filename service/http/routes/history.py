@@ -327,9 +327,10 @@ def audit_with_receipts(game_id: str) -> Response:
         The audit of `GET`, with the receipts given checked against the rows as they are now:
         a receipt the service signed that the rows contradict is reported in `receipts` as
         "the service signed a different history at version v", and `ok` is false. Receipts
-        that prove nothing (unknown key, forged signature, another game) are listed in
-        `receipts.refused` with the reason. Receipts are checked with the seed the game's last
-        event reveals. The audit changes nothing: a retry simply runs it again.
+        that prove nothing (unknown key, forged or altered signature, another game) are listed
+        in `receipts.refused` with the reason (numbered from 1 in the order given), and `ok`
+        is false too: the verdict never passes refused evidence. Receipts are checked with the
+        seed the game's last event reveals. The audit changes nothing: a retry simply runs it again.
       security: []
       requestBody:
         required: true
@@ -338,7 +339,8 @@ def audit_with_receipts(game_id: str) -> Response:
             schema: {$ref: '#/components/schemas/AuditRequest'}
       responses:
         '200':
-          description: The audit report.
+          description: The audit report; `ok` is true when every check passed and every
+            receipt given agrees with the rows.
           content:
             application/json:
               schema: {$ref: '#/components/schemas/AuditReport'}

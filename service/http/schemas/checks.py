@@ -29,7 +29,16 @@ class AuditReport(Schema):
         allow_none=True,
         metadata={"description": "The seats' names (and `dummy`, S17)."},
     )
-    ok = fields.Boolean(required=True)
+    ok = fields.Boolean(
+        required=True,
+        metadata={
+            "description": (
+                "True only for a finished game that passes every check; false when a check\n"
+                "fails, a receipt contradicts the history, or a receipt given is refused\n"
+                "(`receipts.refused`: forged or altered, another game's, an unknown key)."
+            )
+        },
+    )
     complete = fields.Boolean()
     redacted = fields.List(
         fields.Integer(),
