@@ -49,6 +49,15 @@ class KeysError(Exception):
     """The keys cannot be read or do not form a usable set."""
 
 
+class KeyUnknown(KeysError):
+    """A seed is sealed under seed key ``kid``, which this process's keys lack (another host
+    rotated and this one was not handed the new keys): an operator's matter, answered 503."""
+
+    def __init__(self, game_id: UUID, kid: str) -> None:
+        super().__init__(f"the seed of game {game_id} is sealed under unknown key {kid!r}")
+        self.kid = kid
+
+
 def check_value(key: bytes) -> str:
     """A seed key's fingerprint: HMAC-SHA256 of a fixed label under the key (a key check value).
     It tells whether two hosts hold the same 256-bit key and reveals nothing of it."""
@@ -153,7 +162,7 @@ class Keyring:
             return stored  # written before seeds were sealed (migration 0008)
         key = self.seed_keys.get(key_id)
         if key is None:
-            raise KeysError(f"the seed of game {game_id} is sealed under unknown key {key_id!r}")
+            raise KeyUnknown(game_id, key_id)
         return AESGCM(key).decrypt(stored[:12], stored[12:], _SEED_CONTEXT + game_id.bytes)
 
 

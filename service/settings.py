@@ -11,6 +11,7 @@ from __future__ import annotations
 import difflib
 import functools
 import os
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
@@ -186,6 +187,18 @@ class Settings(BaseSettings):
         if not isinstance(value, str):
             return value
         return value.upper() if getattr(info, "field_name", "") == "log_level" else value.lower()
+
+    @field_validator("app_role")
+    @classmethod
+    def _role_name(cls, value: str | None) -> str | None:
+        # A PostgreSQL identifier as written unquoted (it becomes a URL's user name): anything
+        # else is a typo or an injection, refused before a worker tries it on every request.
+        if not value or re.fullmatch(r"[A-Za-z_][A-Za-z0-9_$]*", value) and len(value) <= 63:
+            return value
+        raise ValueError(
+            "must be a PostgreSQL role name: letters, digits, _ and $, starting with a letter"
+            " or _, at most 63 characters (empty: the workers use DATABASE_URL's own user)"
+        )
 
     @field_validator("database_url")
     @classmethod

@@ -174,6 +174,38 @@ def test_two_hosts_with_the_same_keys_serve_one_with_other_keys_refuses(
         pick(player_a, game)  # and the game goes on
 
 
+def test_a_host_lacking_a_rotated_key_answers_503_keys_naming_it(
+    fresh_database: str, tmp_path: Path
+) -> None:
+    """Issue 39 item 1: host A rotated, host B's keys were not updated (a rolling deploy out of
+    the README's order). B's picks of a game sealed under A's new seed key are a 503 naming the
+    key (``cause: keys``, ``Retry-After``) and one warning, not a 500 with a traceback."""
+    shared = init_keys(tmp_path / "host-a" / "keys.json")
+    stale = tmp_path / "host-b" / "keys.json"
+    stale.parent.mkdir()
+    shutil.copy(shared, stale)  # host B keeps the keys as they were before the rotation
+    with cardroom_serve(fresh_database, env=keys_env(stale)) as b, ApiClient(b.url) as api_b:
+        assert cardroom(["keys", "rotate"], keys_env(shared)).returncode == 0
+        with cardroom_serve(fresh_database, env=keys_env(shared)) as a, ApiClient(a.url) as api_a:
+            game, player_a, _ = game_in_play(api_a)
+            view = player_a.game(game)
+        kid = ring_in(shared).active_seed
+        assert sealed_under(fresh_database, game) == kid and kid not in ring_in(stale).seed_keys
+        for _ in range(2):  # every pick, not only the first
+            response = api_b.clone(token=player_a.token).post(
+                f"/games/{game}/moves", random_move(view, random.Random(7))
+            )
+            assert response.status_code == 503, response.text
+            problem = response.json()
+            assert problem["cause"] == "keys" and kid in problem["detail"], problem
+            assert problem["code"] == "keys_unavailable", problem
+            assert int(response.headers["Retry-After"]) >= 1
+    log = "".join(b.log)
+    assert "Traceback" not in log and "internal_error" not in log, log
+    naming = [line for line in b.log if kid in line]
+    assert len(naming) == 2 and all(" WARNING " in line for line in naming), naming  # one a pick
+
+
 def test_keys_replaced_under_a_running_host_fail_its_readiness(
     fresh_database: str, tmp_path: Path
 ) -> None:

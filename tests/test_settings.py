@@ -115,3 +115,49 @@ def test_settings_follow_a_change_of_the_environment(monkeypatch: pytest.MonkeyP
     monkeypatch.setenv("CARDROOM_POOL_MAX", "zero")
     with pytest.raises(SettingsError, match="CARDROOM_POOL_MAX"):
         settings()
+
+
+@pytest.mark.parametrize(
+    ("role", "says"),
+    [
+        ("x;drop table events", "invalid setting CARDROOM_APP_ROLE='x;drop table events': "),
+        ("no_such_role_3f9c2a", "CARDROOM_APP_ROLE='no_such_role_3f9c2a': the workers cannot"),
+    ],
+)
+def test_serve_refuses_an_app_role_that_cannot_connect_in_one_line(
+    role: str, says: str, database_url: str, tmp_path: Path
+) -> None:
+    """Issue 39 item 3: a role that is no identifier, or that does not exist, stops `cardroom
+    serve` before its workers start (they would fail every request), with one line."""
+    import os
+
+    import dbsupport
+
+    from service.store import db
+
+    name = dbsupport.new_database_name()
+    url = db.ensure_database(database_url, name)  # a new database: serve migrates it
+    environment = {
+        **os.environ,
+        "DATABASE_URL": url,
+        "CARDROOM_APP_ROLE": role,
+        "CARDROOM_KEYS": "",
+        "CARDROOM_KEYS_FILE": str(tmp_path / "keys.json"),
+    }
+    try:
+        run = subprocess.run(
+            [sys.executable, "-m", "service.cli.main", "serve", "--port", "0", "--workers", "1"],
+            cwd=ROOT,
+            env=environment,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    finally:
+        db.drop_database(database_url, name)
+    assert run.returncode == 2, run.stderr
+    # Alembic's and the key registry's log lines come first (the new database migrated).
+    lines = [line for line in run.stderr.splitlines() if line.startswith("cardroom:")]
+    assert len(lines) == 1 and "Traceback" not in run.stderr, run.stderr
+    assert run.stderr.splitlines()[-1] == lines[0], run.stderr
+    assert lines[0].startswith(f"cardroom: {says}"), lines[0]

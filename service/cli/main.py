@@ -163,6 +163,7 @@ def serve(
         db.migrate(url)
     if not checked:
         key_registry.prepare(url)
+    db.check_app_role(url)  # after migrating: the migrations create cardroom_app
     log.info("connections: %s", budget)
     # Why: the workers are forked from this process; they must use the database resolved here
     # (this process owns the embedded server, if any) rather than start their own. They connect

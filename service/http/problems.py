@@ -20,7 +20,7 @@ from marshmallow import Schema, ValidationError, fields
 from werkzeug.exceptions import HTTPException
 
 from domain.decider import DomainError
-from service import metrics
+from service import keys, metrics
 from service.errors import ServiceError
 from service.store.events import StoreUnavailable
 
@@ -99,7 +99,8 @@ class ProblemSchema(Schema):
     cause = fields.String(
         metadata={
             "description": "why the database could not serve the request (503): `down`,"
-            " `pool`, `lock`, `statement`, `standby`, `read_only`, `disk_full`"
+            " `pool`, `lock`, `statement`, `standby`, `read_only`, `disk_full`; or why this"
+            " server cannot (`keys`)"
         }
     )
     checks = fields.Dict(
@@ -193,7 +194,14 @@ UNAVAILABLE = {
     "read_only": "the database is read-only (a standby, or read-only transactions); nothing was"
     " written; retry after a moment",
     "disk_full": "the database's disk is full; nothing was written; retry later",
+    "keys": "this server's keys lack the key this game's seed is sealed under (another host"
+    " rotated the keys; the operator hands this host the new ones); nothing was written; retry"
+    " after a moment",
 }
+
+# A missing key is an operator's matter, mended in minutes, not a failover's second: and its
+# host's /readyz fails meanwhile, so that a load balancer sends the retry elsewhere.
+KEYS_RETRY_AFTER_SECONDS = 5
 
 
 def unavailable_problem(error: StoreUnavailable) -> Problem:
@@ -213,6 +221,19 @@ def _from_store(error: StoreUnavailable) -> Response:
     return problem_response(unavailable_problem(error))
 
 
+def _from_missing_key(error: keys.KeyUnknown) -> Response:
+    log.warning("keys: %s; this host's keys (%s) lack it", error, keys.source())
+    return problem_response(
+        Problem(
+            503,
+            "keys_unavailable",
+            f"key {error.kid!r}: {UNAVAILABLE['keys']}",
+            headers={"Retry-After": str(KEYS_RETRY_AFTER_SECONDS)},
+            cause="keys",
+        )
+    )
+
+
 def _unexpected(error: Exception) -> Response:
     log.exception("unexpected error on %s %s", request.method, request.path)
     return problem_response(
@@ -227,4 +248,5 @@ def register(app: Flask) -> None:
     app.register_error_handler(DomainError, _from_domain)
     app.register_error_handler(ServiceError, _from_service)
     app.register_error_handler(StoreUnavailable, _from_store)
+    app.register_error_handler(keys.KeyUnknown, _from_missing_key)
     app.register_error_handler(Exception, _unexpected)

@@ -25,7 +25,7 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 from psycopg_pool.pool import AddConnection, MaintenanceTask
 
 from service.resources import MIGRATIONS
-from service.settings import settings
+from service.settings import SettingsError, settings
 
 if TYPE_CHECKING:
     from alembic.config import Config
@@ -356,6 +356,24 @@ def alembic_config(url: str) -> Config:
 def check_reachable(url: str) -> None:
     """Raise psycopg.OperationalError (one connection attempt) if ``url`` cannot be reached."""
     psycopg.connect(url, connect_timeout=settings().connect_timeout).close()
+
+
+def check_app_role(url: str) -> None:
+    """Raise ``SettingsError`` (one line) unless the workers' role exists and can connect:
+    checked once before they start, not found out by each of them on every request."""
+    target = app_url(url)
+    if target == url:
+        return  # the URL's own user: check_reachable connected as it
+    role = app_role()
+    try:
+        psycopg.connect(target, connect_timeout=settings().connect_timeout).close()
+    except psycopg.OperationalError as exc:
+        reason = " ".join(str(exc).split())  # libpq's message spans lines
+        raise SettingsError(
+            f"CARDROOM_APP_ROLE={role!r}: the workers cannot connect as it to {redacted(url)}"
+            f" ({reason}); create the role (migrations create cardroom_app), give its password"
+            " in PGPASSFILE, or set another"
+        ) from None
 
 
 class NotMigrated(RuntimeError):
