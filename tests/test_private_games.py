@@ -103,6 +103,33 @@ def test_the_creator_revokes_and_replaces_the_invitation(api: ApiClient, game: s
     expect_status(_join(api, gid, "Bob", third["token"]), 201)  # Ann's seat stayed hers
 
 
+@pytest.mark.parametrize("method", ["DELETE", "POST"])
+def test_a_token_that_is_no_token_is_401_and_one_not_the_creators_403(
+    api: ApiClient, method: str
+) -> None:
+    """Changing the invitation tells an invalid token (401 ``invalid_token``, as every other
+    authenticated route does) from a valid one that is not the creator's (403)."""
+    created = _create(api, "sushi-go", visibility="private")
+    gid, invitation = created["game_id"], created["invitation"]
+    path = f"/games/{gid}/invitation"
+    seat = _join(api, gid, "Ann", invitation["token"]).json()["token"]
+    public = _create(api, "sushi-go")["game_id"]
+    elsewhere = _join(api, public, "Bob").json()["token"]
+    name = f"acct{uuid.uuid4().hex[:12]}"
+    account = api.post("/accounts", {"name": name}, token=None).json()["token"]
+    invalid = ("x" * 43, invitation["creator_token"] + "x", "cardroom_pat_" + "x" * 43)
+    for token in invalid:
+        refused = api.request(method, path, token=token)
+        expect_problem(refused, 401, "invalid_token")
+        assert refused.headers["WWW-Authenticate"] == 'Bearer error="invalid_token"', token
+    for token in (seat, elsewhere, account, invitation["token"]):
+        expect_problem(api.request(method, path, token=token), 403, "not_the_creator")
+    expect_status(
+        api.request(method, path, token=invitation["creator_token"]),
+        {"DELETE": 204, "POST": 201}[method],
+    )
+
+
 def test_a_join_racing_the_revocation_of_its_invitation_is_refused(
     api: ApiClient, database_url: str
 ) -> None:

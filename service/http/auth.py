@@ -153,13 +153,35 @@ def require_creator(games: GameService, game_id: UUID) -> PrivateGame:
         raise Problem(
             409, "game_not_private", "this game is public: it has no invitation to change"
         )
-    if not hmac.compare_digest(private.creator_hash, token_hash(token)):
+    digest = token_hash(token)
+    if hmac.compare_digest(private.creator_hash, digest):
+        return private
+    if not _known(games, private, token, digest):
         raise Problem(
-            403,
-            "not_the_creator",
-            "only the game's creator token can change its invitation (a seat's token cannot)",
+            401,
+            "invalid_token",
+            "unknown bearer token: changing the invitation needs the creator token from the"
+            " answer that created the game",
+            headers={"WWW-Authenticate": 'Bearer error="invalid_token"'},
         )
-    return private
+    raise Problem(
+        403,
+        "not_the_creator",
+        "only the game's creator token can change its invitation (a seat's token cannot)",
+    )
+
+
+def _known(games: GameService, private: PrivateGame, token: str, digest: bytes) -> bool:
+    """Whether ``token`` (not the creator's) is a valid token all the same, as ``token_of``
+    tells 403 from 401: a seat's token (of this game or another), the game's invitation in
+    force, or a live account token (else ``bearer_account``'s 401)."""
+    if is_account_token(token):
+        bearer_account(games, token)
+        return True
+    invitation = private.invitation_hash
+    if invitation is not None and hmac.compare_digest(invitation, digest):
+        return True
+    return games.store.token_game(digest) is not None
 
 
 def require_seat(games: GameService, game_id: UUID, held: bool = True) -> int:
