@@ -490,3 +490,28 @@ def test_sealing_round_trips_and_depends_on_key_and_scope() -> None:
         with pytest.raises(InvalidTag):
             other.unseal(sealed)
     assert a.unseal(a.seal(b"")) == b""
+
+
+def test_an_idempotency_secret_without_a_key_is_held_to_the_rule(api: ApiClient) -> None:
+    """With no Idempotency-Key, an Idempotency-Secret that is not unguessable (here invalid
+    UTF-8 bytes, and a made-up word) is refused all the same, on every POST; one that is is
+    accepted and changes nothing."""
+    secret = "Idempotency-Secret"
+    private = api.post("/games", {"game": "sushi-go", "players": 2, "visibility": "private"})
+    game, creator = private.json()["game_id"], private.json()["invitation"]["creator_token"]
+    posts: list[tuple[str, Any, str | None]] = [
+        ("/games", {"game": "sushi-go", "players": 2}, None),
+        (f"/games/{game}/players", {"name": "Ann"}, None),
+        (f"/games/{game}/invitation", None, creator),
+        (f"/games/{game}/audit", {"receipts": []}, None),
+    ]
+    for value in ("\xff\xfe" + "a" * 30, "my-secret"):
+        for path, body, token in posts:
+            refused = api.post(
+                path, body, token=token, headers={secret: value}, request_valid=False
+            )
+            problem = expect_problem(refused, 400, "invalid_idempotency_key")
+            assert secret in problem["detail"], path
+    assert not any(s["taken"] for s in api.game(game)["seats"])
+    fine = {secret: secrets.token_urlsafe(16)}
+    expect_status(api.post("/games", {"game": "sushi-go", "players": 2}, headers=fine), 201)

@@ -157,6 +157,16 @@ def parse_key(value: str, header: str = HEADER) -> str:
     return key
 
 
+def check_headers() -> None:
+    """400 ``invalid_idempotency_key`` if the request's ``Idempotency-Key`` or
+    ``Idempotency-Secret`` (sent with a key or without) is not unguessable; for a POST that
+    keeps no record (:func:`begin` checks them where one is kept)."""
+    for header in (HEADER, SECRET_HEADER):
+        value = request.headers.get(header)
+        if value is not None:
+            parse_key(value, header)
+
+
 def scope_of(authorization: str | None) -> str:
     """Who sent the request: SHA-256 hex of its bearer token, or ``anonymous`` without one.
 
@@ -420,6 +430,7 @@ def begin(answers: bool = False) -> Keyed | None:
     a change that is not a game's); the lookup then looks there too."""
     value = request.headers.get(HEADER)
     if value is None:
+        check_headers()  # an Idempotency-Secret alone is held to its rule all the same
         return None
     locks, purger = current_app.extensions[_EXTENSION]
     key = parse_key(value)

@@ -273,6 +273,7 @@ def accept_challenge(challenge_id: str) -> Response:
               parameters:
                 game_id: $response.body#/game_id
                 header.Authorization: Bearer {$response.body#/token}
+        '400': InvalidIdempotencyKey
         '401': AccountUnauthorized
         '403': ChallengeForbidden
         '404': ChallengeNotFound
@@ -346,6 +347,7 @@ def decline_challenge(challenge_id: str) -> Response:
           content:
             application/json:
               schema: {$ref: '#/components/schemas/Challenge'}
+        '400': InvalidIdempotencyKey
         '401': AccountUnauthorized
         '403': ChallengeForbidden
         '404': ChallengeNotFound
@@ -382,6 +384,7 @@ def cancel_challenge(challenge_id: str) -> Response:
           content:
             application/json:
               schema: {$ref: '#/components/schemas/Challenge'}
+        '400': InvalidIdempotencyKey
         '401': AccountUnauthorized
         '403': ChallengeForbidden
         '404': ChallengeNotFound

@@ -11,7 +11,7 @@ from flask import Response, request
 from domain import receipts
 from domain.audit import audit
 from domain.decider import FINAL_EVENTS, Viewer
-from service.http import auth
+from service.http import auth, idempotency
 from service.http.problems import Problem
 from service.http.routes.common import (
     api,
@@ -357,6 +357,7 @@ def audit_with_receipts(game_id: str) -> Response:
         '503': DatabaseUnavailable
     """
     gid = game_id_of(game_id)
+    idempotency.check_headers()  # no record is kept (nothing changes), but the rule holds
     body = AUDIT_REQUEST.load(json_body())
     return _audit(gid, body["receipts"])
 

@@ -290,6 +290,7 @@ def new_invitation(game_id: str) -> Response:
           content:
             application/json:
               schema: {$ref: '#/components/schemas/NewInvitation'}
+        '400': InvalidIdempotencyKey
         '401': CreatorUnauthorized
         '403': NotTheCreator
         '404': GameNotFound
