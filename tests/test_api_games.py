@@ -226,6 +226,17 @@ def list_all_games(api: ApiClient, params: dict[str, Any]) -> list[dict[str, Any
             return games
 
 
+def test_a_games_filter_that_is_not_utf8_is_refused_as_every_filter_is(api: ApiClient) -> None:
+    """`%FF` is no UTF-8: the `game` filter refuses it (400) as `status`, `order` and `limit`
+    refuse a value they cannot hold, rather than filter by U+FFFD."""
+    for query in ("game=%FF", "game=sushi%C3go", "status=%FF", "order=%FF", "limit=%FF"):
+        response = api.get(f"/games?{query}", request_valid=None)
+        problem = expect_problem(response, 400, "invalid_request")
+        assert query.split("=")[0] in problem["errors"], query
+    expect_status(api.get("/games?game=sushi-go"), 200)
+    expect_status(api.get("/games?game=%C3%A9"), 200)  # text, merely no such game
+
+
 def test_games_list_newest_first(api: ApiClient) -> None:
     mine = [api.create_game(3)["game_id"] for _ in range(4)]
     games = list_all_games(

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import re
 from typing import Any
+from urllib.parse import parse_qsl
 from uuid import UUID
 
 from flask import Blueprint, Response, current_app, json, request, url_for
+from marshmallow import ValidationError
 
 from domain import canonical, receipts
 from domain.decider import Viewer
@@ -29,6 +31,29 @@ RECEIPT_HEADER = "Cardroom-Receipt"
 HEALTH = Health()
 _VIEWS = "cardroom_views"  # the app's encoded views (view_json)
 VIEWS_KEPT = 4096  # (game, version, viewer) triples; a 4-player view is about 2 KB
+
+
+_NOT_UTF8 = re.compile("[\udc80-\udcff]")  # bytes that are no UTF-8, decoded surrogateescape
+
+
+def text_args() -> dict[str, str]:
+    """The query's parameters (the first of each name, as ``request.args.to_dict()``), every
+    one UTF-8 text: else 400 ``invalid_request`` naming it. (``request.args`` keeps bytes that
+    are no UTF-8 percent-encoded: ``game=%FF`` would filter by the text "%FF".)"""
+    query = request.query_string.decode("utf-8", "surrogateescape")
+    pairs = parse_qsl(query, keep_blank_values=True, errors="surrogateescape")
+    bad = [name for name, value in pairs if _NOT_UTF8.search(name + value)]
+    if bad:
+        message = "is not UTF-8 text: percent-encode the value's UTF-8 bytes (%C3%A9 for é)"
+        raise ValidationError({_shown(name): [message] for name in bad})
+    args: dict[str, str] = {}
+    for name, value in pairs:
+        args.setdefault(name, value)
+    return args
+
+
+def _shown(name: str) -> str:
+    return name.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
 def games() -> GameService:

@@ -6,7 +6,7 @@ import logging
 from typing import Any
 from uuid import UUID
 
-from flask import Response, request
+from flask import Response
 
 from domain.decider import Viewer
 from service.http import auth, idempotency
@@ -19,6 +19,7 @@ from service.http.routes.common import (
     invitation_body,
     json_body,
     json_response,
+    text_args,
     view_body,
     with_receipt,
 )
@@ -232,7 +233,8 @@ def list_games() -> Response:
               schema: {$ref: '#/components/schemas/GameList'}
         '400':
           description: |
-            - `invalid_request`: an unknown query parameter, or one out of range (see `errors`);
+            - `invalid_request`: an unknown query parameter, one out of range, or one whose
+              percent-encoded bytes are not UTF-8 text (see `errors`);
             - `invalid_cursor`: `after` is not the `next_after` value of a previous page.
           content:
             application/problem+json:
@@ -240,7 +242,7 @@ def list_games() -> Response:
         '500': InternalError
         '503': DatabaseUnavailable
     """
-    query = LIST_GAMES_QUERY.load(request.args.to_dict())
+    query = LIST_GAMES_QUERY.load(text_args())
     after = None
     if "after" in query:
         try:
