@@ -5,7 +5,6 @@ PostgreSQL; the races with threads against it."""
 
 from __future__ import annotations
 
-import threading
 import uuid
 from collections.abc import Callable
 from typing import Any
@@ -13,6 +12,7 @@ from typing import Any
 import psycopg
 import pytest
 from api_client import ApiClient, expect_problem, expect_status
+from race_support import at_once
 
 pytest_plugins = ["api_fixtures"]
 
@@ -228,22 +228,6 @@ def test_what_cannot_be_challenged(api: ApiClient) -> None:
     )
 
 
-def _at_once(*calls: Callable[[], Any]) -> list[Any]:
-    barrier = threading.Barrier(len(calls))
-    results: list[Any] = [None] * len(calls)
-
-    def run(i: int) -> None:
-        barrier.wait(10)
-        results[i] = calls[i]()
-
-    threads = [threading.Thread(target=run, args=(i,)) for i in range(len(calls))]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(30)
-    return results
-
-
 def _post(api: ApiClient, path: str, token: str) -> Callable[[], Any]:
     client = api.clone()  # one client per thread
     return lambda: client.post(path, token=token)
@@ -267,9 +251,11 @@ def test_answers_at_once_have_one_outcome(api: ApiClient, database_url: str, riv
         ada, bob = account(api), account(api)
         cid = challenge(api, ada, bob)["challenge_id"]
         rival_token = bob["token"] if rival == "accept" else ada["token"]
-        results = _at_once(
-            _post(api, f"/challenges/{cid}/accept", bob["token"]),
-            _post(api, f"/challenges/{cid}/{rival}", rival_token),
+        results = at_once(
+            [
+                _post(api, f"/challenges/{cid}/accept", bob["token"]),
+                _post(api, f"/challenges/{cid}/{rival}", rival_token),
+            ]
         )
         statuses = sorted(r.status_code for r in results)
         assert statuses in ([200, 409], [201, 409]), statuses

@@ -6,7 +6,6 @@ half-empty ones. Over HTTP, against the real app and PostgreSQL."""
 from __future__ import annotations
 
 import random
-import threading
 import uuid
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -15,6 +14,7 @@ import psycopg
 import pytest
 import requests
 from api_client import ApiClient, expect_problem, expect_status
+from race_support import at_once
 from serve_support import cardroom_serve
 
 from service.play.commands import Creation
@@ -107,7 +107,7 @@ def test_eight_at_once_on_two_hosts_fill_two_games(database_url: str, rules: dic
     with cardroom_serve(database_url) as one, cardroom_serve(database_url) as two:
         for _ in range(3):
             _forget(database_url, rules)
-            seats = _at_once(
+            seats = at_once(
                 [
                     _request(host.url, {**rules, "name": name()})
                     for host in (one, two, one, two, one, two, one, two)
@@ -126,19 +126,3 @@ def test_eight_at_once_on_two_hosts_fill_two_games(database_url: str, rules: dic
 
 def _request(url: str, body: dict[str, Any]) -> Callable[[], requests.Response]:
     return lambda: requests.post(f"{url}/games/quick", json=body, timeout=30)
-
-
-def _at_once(calls: list[Callable[[], Any]]) -> list[Any]:
-    barrier = threading.Barrier(len(calls))
-    results: list[Any] = [None] * len(calls)
-
-    def run(i: int) -> None:
-        barrier.wait(10)
-        results[i] = calls[i]()
-
-    threads = [threading.Thread(target=run, args=(i,)) for i in range(len(calls))]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(60)
-    return results
