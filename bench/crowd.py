@@ -111,6 +111,21 @@ class _Reply(asyncio.Protocol):
         if not self.done.done():
             self.done.set_result(None)
 
+    def stream_lines(self, data: bytes) -> list[bytes]:
+        """The whole lines of an SSE body that ``data`` completes (after the head, which it
+        resolves ``head`` with); a partial line waits for the next bytes."""
+        self.buffer += data
+        if not self.head.done():
+            end = self.buffer.find(b"\r\n\r\n")
+            if end < 0:
+                return []
+            self.head.set_result(self.parse_head(self.buffer[:end]))
+            self.buffer = self.buffer[end + 4 :]
+        if b"\n" not in self.buffer:
+            return []
+        *lines, self.buffer = self.buffer.split(b"\n")
+        return lines
+
     @staticmethod
     def parse_head(raw: bytes) -> tuple[int, dict[str, str]]:
         lines = raw.decode("latin-1").split("\r\n")
@@ -130,17 +145,7 @@ class _Stream(_Reply):
         self.path, self.last, self.tally = spec.path, last, tally
 
     def data_received(self, data: bytes) -> None:
-        self.buffer += data
-        if not self.head.done():
-            end = self.buffer.find(b"\r\n\r\n")
-            if end < 0:
-                return
-            self.head.set_result(self.parse_head(self.buffer[:end]))
-            self.buffer = self.buffer[end + 4 :]
-        if b"\n" not in self.buffer:
-            return
-        *lines, self.buffer = self.buffer.split(b"\n")
-        for line in lines:
+        for line in self.stream_lines(data):
             if line.startswith(b"id: "):
                 self._event(int(line[4:]))
 
@@ -179,17 +184,7 @@ class _AccountStream(_Reply):
         self.fields: dict[bytes, bytes] = {}
 
     def data_received(self, data: bytes) -> None:
-        self.buffer += data
-        if not self.head.done():
-            end = self.buffer.find(b"\r\n\r\n")
-            if end < 0:
-                return
-            self.head.set_result(self.parse_head(self.buffer[:end]))
-            self.buffer = self.buffer[end + 4 :]
-        if b"\n" not in self.buffer:
-            return
-        *lines, self.buffer = self.buffer.split(b"\n")
-        for line in lines:
+        for line in self.stream_lines(data):
             if not line:
                 fields, self.fields = self.fields, {}
                 if b"data" in fields:
