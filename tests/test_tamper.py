@@ -20,7 +20,7 @@ from typing import Any
 import own_database
 import psycopg
 import pytest
-from api_client import ApiClient, Table, play_to_end
+from api_client import ApiClient, Table, play_to_end, serving
 from psycopg.types.json import Jsonb
 
 from domain.chain import GENESIS, event_hash
@@ -249,3 +249,49 @@ def test_the_audit_waits_for_the_end(api: ApiClient) -> None:
         assert response.json()["code"] == "game_not_over"
     finally:
         table.close()
+
+
+def corrupt(conn: psycopg.Connection[Any], game: str, version: int, data: str) -> None:
+    tamper(
+        conn,
+        (
+            "UPDATE events SET data = %s::jsonb WHERE game_id = %s AND version = %s",
+            (data, game, version),
+        ),
+    )
+
+
+def test_event_data_that_is_no_object_is_a_named_problem(finished: Table, owner_connection) -> None:
+    """Issue 39, item 12: an event whose stored data is no JSON object (a disk fault, a hand in
+    the database) makes the events and the export answer a 500 that says so and names the
+    event, never the unnamed internal_error; the audit answers, and reports it."""
+    game = finished.game_id
+    picked = version_of(owner_connection, game, "card_picked", 2)
+    corrupt(owner_connection, game, picked, '"not an object"')
+    for path in ("/events", "/export"):
+        response = finished.api.get(f"{finished.path}{path}")
+        assert response.status_code == 500, (path, response.text)
+        problem = response.json()
+        assert problem["code"] == "corrupt_event"
+        assert problem["errors"] == {"version": picked}
+        assert f"event {picked} of game {game}" in problem["detail"]
+    audited = report(finished)
+    assert audited["ok"] is False
+    assert audited["error"] and f"{picked}" in audited["error"]
+
+
+def test_event_data_a_fold_cannot_take_is_a_named_problem(
+    finished: Table, owner_connection, pool
+) -> None:
+    """The same for data that is an object but not what its type holds: a server that folds
+    the game from its first event (a fresh process) meets it and names it."""
+    game = finished.game_id
+    picked = version_of(owner_connection, game, "card_picked", 2)
+    corrupt(owner_connection, game, picked, "{}")
+    with serving(pool) as fresh, ApiClient(fresh.url) as api:
+        for path in ("", "/events", "/export"):
+            response = api.get(f"{finished.path}{path}")
+            assert response.status_code == 500, (path, response.text)
+            assert response.json()["code"] == "corrupt_event"
+            assert response.json()["errors"] == {"version": picked}
+    assert report(finished)["ok"] is False

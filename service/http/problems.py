@@ -22,7 +22,7 @@ from werkzeug.exceptions import HTTPException
 from domain.decider import DomainError
 from service import keys, metrics
 from service.errors import ServiceError
-from service.store.events import StoreUnavailable
+from service.store.events import CorruptEvent, StoreUnavailable
 
 log = logging.getLogger(__name__)
 
@@ -234,6 +234,20 @@ def _from_missing_key(error: keys.KeyUnknown) -> Response:
     )
 
 
+def _from_corrupt_event(error: CorruptEvent) -> Response:
+    log.error("corrupt event: %s", error)  # one line: the game and version say where to look
+    return problem_response(
+        Problem(
+            500,
+            "corrupt_event",
+            f"{error} (a fault on our side, logged): the game cannot be shown or exported until"
+            f" an operator restores the row; its audit (GET /games/{error.game_id}/audit)"
+            " reports what is wrong",
+            errors={"version": error.version},
+        )
+    )
+
+
 def _unexpected(error: Exception) -> Response:
     log.exception("unexpected error on %s %s", request.method, request.path)
     return problem_response(
@@ -249,4 +263,5 @@ def register(app: Flask) -> None:
     app.register_error_handler(ServiceError, _from_service)
     app.register_error_handler(StoreUnavailable, _from_store)
     app.register_error_handler(keys.KeyUnknown, _from_missing_key)
+    app.register_error_handler(CorruptEvent, _from_corrupt_event)
     app.register_error_handler(Exception, _unexpected)

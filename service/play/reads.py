@@ -5,7 +5,7 @@ game's receipts. The commands (commands.py, sweeps.py) build on it."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 from uuid import UUID
@@ -18,6 +18,7 @@ from service.store import signatures
 from service.store.accounts import Accounts
 from service.store.deadlines import Deadlines
 from service.store.events import (
+    CorruptEvent,
     EventStore,
     GameNotFound,
     GameRow,
@@ -104,7 +105,10 @@ class GameReads:
                 return self.load(game_id, store)  # the cached state is not to be believed
         evolve = adapter.game.evolve
         for event in events:
-            state = evolve(state, event)
+            try:
+                state = evolve(state, event)
+            except CorruptEvent.READING as exc:  # versions count events: this is the next
+                raise CorruptEvent.of(game_id, state.version + 1, exc) from exc
         self._remember(game_id, name, state)
         return Loaded(game_id, adapter, state)
 
@@ -131,7 +135,7 @@ class GameReads:
         adapter = adapter_for(name)
         for record in records:
             if record.version > state.version:
-                state = adapter.game.evolve(state, record.event)
+                state = _evolve(adapter.game, state, game_id, record)
         self._remember(game_id, name, state)
         return Loaded(game_id, adapter, state)
 
@@ -142,7 +146,7 @@ class GameReads:
         game = loaded.adapter.game
         past = game.initial_state()
         for record in self.records(loaded.id, 0, version, version):
-            past = game.evolve(past, record.event)
+            past = _evolve(game, past, loaded.id, record)
         return past
 
     def visible_events(
@@ -164,7 +168,12 @@ class GameReads:
         for r in records:
             if r.version > loaded.version:
                 continue
-            event = game.visible_event(loaded.state, game.upcast(r.event), viewer)
+            try:
+                event = game.visible_event(loaded.state, game.upcast(r.event), viewer)
+                if not isinstance(event.data, Mapping):
+                    raise TypeError("its data is not a JSON object")
+            except CorruptEvent.READING as exc:
+                raise CorruptEvent.of(loaded.id, r.version, exc) from exc
             shown.append(
                 {
                     "version": r.version,
@@ -352,3 +361,11 @@ def _account_seat(state: Any, account_id: str) -> tuple[int, int] | None:
         return None
     seat = accounts.index(account_id)
     return seat, state.seated_at[seat]
+
+
+def _evolve(game: Any, state: Any, game_id: UUID, record: StoredEvent) -> Any:
+    """``state`` moved on by ``record``, or ``CorruptEvent`` naming it if its data is unreadable."""
+    try:
+        return game.evolve(state, record.event)
+    except CorruptEvent.READING as exc:
+        raise CorruptEvent.of(game_id, record.version, exc) from exc

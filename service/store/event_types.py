@@ -32,6 +32,25 @@ class GameExists(StoreError):
         self.game_id = game_id
 
 
+class CorruptEvent(StoreError):
+    """A stored event this code cannot read: its data is not what its type holds (a disk fault,
+    or a row changed by hand). A read that meets it answers ``500 corrupt_event`` naming the
+    game and version; the audit reports it as a finding (issue 39, item 12)."""
+
+    # What reading malformed data raises (a missing key, a wrong type, an unknown card name).
+    READING = (LookupError, TypeError, ValueError, AttributeError)
+
+    def __init__(self, game_id: UUID, version: int, reason: str) -> None:
+        super().__init__(f"event {version} of game {game_id} cannot be read: {reason}")
+        self.game_id = game_id
+        self.version = version
+        self.reason = reason
+
+    @classmethod
+    def of(cls, game_id: UUID, version: int, exc: Exception) -> CorruptEvent:
+        return cls(game_id, version, f"{type(exc).__name__}: {exc}")
+
+
 class InvitationRevoked(StoreError):
     """The invitation a join presented is no longer the private game's invitation in force."""
 

@@ -42,6 +42,7 @@ from service.store.event_sql import (
 from service.store.event_types import (
     ORDERS,
     STATUSES,
+    CorruptEvent,
     GameCursor,
     GameExists,
     GameNotFound,
@@ -58,6 +59,7 @@ from service.store.idempotency_records import IdempotencyRecord
 __all__ = [
     "EventStore",
     "GameCursor",
+    "CorruptEvent",
     "GameExists",
     "GameNotFound",
     "GameRow",

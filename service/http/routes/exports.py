@@ -27,7 +27,7 @@ from service.http.problems import Problem
 from service.http.routes.common import RECEIPT, games
 from service.http.schemas import ExportLine
 from service.play import Loaded
-from service.store.events import StoredEvent
+from service.store.events import CorruptEvent, StoredEvent
 
 EXPORT_LINE = ExportLine()
 RETRY_AFTER = "1"
@@ -43,9 +43,12 @@ def export_text(loaded: Loaded, viewer: Viewer) -> str:
     whole(records, loaded.version)
     lines = []
     for record in records:
-        data = game.visible_event(loaded.state, record.event, viewer).data
-        line = export_line(gid, record, data, record.hash if over else None)
-        lines.append(json.dumps(EXPORT_LINE.dump(line)) + "\n")
+        try:
+            data = game.visible_event(loaded.state, record.event, viewer).data
+            line = EXPORT_LINE.dump(export_line(gid, record, data, record.hash if over else None))
+        except CorruptEvent.READING as exc:
+            raise CorruptEvent.of(gid, record.version, exc) from exc
+        lines.append(json.dumps(line) + "\n")
         if record.version * 2 > loaded.version:
             faults.point("export_half")  # test-only: a failure halfway through the lines
     if over:  # the service's signature of the finished game, stored when it finished
