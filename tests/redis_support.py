@@ -29,6 +29,9 @@ class RedisServer:
     def url(self) -> str:
         return f"redis://127.0.0.1:{self.port}/0"
 
+    def client(self) -> redis.Redis:
+        return redis.Redis.from_url(self.url, socket_timeout=1)
+
     def start(self) -> None:
         command = [self.binary, "--port", str(self.port), "--bind", "127.0.0.1"]
         command += ["--save", "", "--appendonly", "no"]

@@ -20,9 +20,11 @@ A Redis URI (``redis://host:6379/0``; ``rediss://``, ``redis+sentinel://``,
 ``redis+cluster://``) counts once for the whole service, every worker on every host, through
 ``limits``' own Redis storage. Redis waits are bounded (``REDIS_TIMEOUT_SECONDS``). While Redis
 cannot be reached the limits still hold, counted per process in memory (Flask-Limiter's in-memory
-fallback; one log line when it starts, one when Redis is back, tried again after 1, 2, 4 ... 32
-s), and ``GET /readyz`` reports ``rate_limits`` as degraded without failing: a limiter outage
-must not take every host out of traffic.
+fallback; one log line when it starts, one when Redis is back, asked again at most every
+``RECHECK_SECONDS``, 2 s, by a request or ``/readyz``; what a process counted in memory meanwhile
+is added to Redis's count by the client's next hit, so the switch back grants no fresh
+budget), and ``GET /readyz`` reports ``rate_limits`` as degraded without failing: a limiter
+outage must not take every host out of traffic.
 
 **Client addresses**: the peer's address, unless the peer is a trusted reverse proxy
 (``CARDROOM_TRUSTED_PROXIES``, service/http/proxies.py): then the rightmost address of
@@ -55,7 +57,6 @@ from typing import Any
 from flask import Flask, current_app, request
 from flask_cors import CORS
 from flask_limiter import Limiter
-from flask_limiter.constants import MAX_BACKEND_CHECKS
 from flask_limiter.util import get_remote_address
 from limits import RateLimitItem, parse_many
 
@@ -123,10 +124,10 @@ def _limits(app: Flask) -> None:
         headers_enabled=False,  # Retry-After on 429 only (below); no X-RateLimit-* chatter
     )
     app.extensions["cardroom_limiter"] = limiter
-    if shared:
-        readiness.add_check(app, "rate_limits", lambda: _shared_store(limiter), required=False)
     _without_hooks(app, limiter)
     counter = _Counter(limiter)
+    if shared:
+        readiness.add_check(app, "rate_limits", lambda: _shared_store(counter), required=False)
     for endpoint in dict.fromkeys(endpoint for endpoint, _, _ in LIMITS):
         checks = tuple((key, per) for limited, key, per in LIMITS if limited == endpoint)
         app.view_functions[endpoint] = counter.limited(
@@ -143,7 +144,7 @@ class _Counter:
     def __init__(self, limiter: Limiter) -> None:
         self.limiter = limiter
         self._checked_at = 0.0  # while Redis is down: the last time it was asked again
-        self._checks = 0  # ... and how often since: asked after 1, 2, 4 ... 32 s
+        self._carry = False  # counts made in memory during an outage may still be in force
 
     def limited(
         self, endpoint: str, checks: tuple[tuple[str, Per], ...], view: Callable[..., Any]
@@ -160,9 +161,7 @@ class _Counter:
         """Count this request against each of ``checks`` (the app config key of a limit, what
         it is counted per), or 429 at the first that is spent."""
         limiter = self.limiter
-        if limiter._storage_dead and self._recovered():
-            limiter.logger.info("Rate limit storage recovered")
-            limiter._storage_dead = False
+        self.recover()
         try:
             self._hit(endpoint, checks)
         except Problem:
@@ -174,6 +173,7 @@ class _Counter:
                 "Rate limit storage unreachable - falling back to in-memory storage"
             )
             limiter._storage_dead = True  # limiter.limiter is the fallback's from now on
+            self._carry = True
             self._hit(endpoint, checks)
 
     def _hit(self, endpoint: str, checks: tuple[tuple[str, Per], ...]) -> None:
@@ -182,7 +182,7 @@ class _Counter:
         strategy = self.limiter.limiter  # the shared store's, or the fallback's
         for item, per in sorted(limits, key=lambda limit: limit[0]):  # stable: shortest first
             counted = (per(), endpoint)  # Flask-Limiter's (key, scope): the same counters
-            if strategy.hit(item, *counted):
+            if strategy.hit(item, *counted, cost=1 + self._carried(item, counted)):
                 continue
             self.limiter.logger.info(
                 "ratelimit %s (%s) exceeded at endpoint: %s", item, counted[0], endpoint
@@ -197,19 +197,36 @@ class _Counter:
                 headers={"Retry-After": str(max(1, math.ceil(wait)))},
             )
 
-    def _recovered(self) -> bool:
-        """Whether Redis answers again; asked with Flask-Limiter's back-off."""
-        if self._checks > MAX_BACKEND_CHECKS:
-            self._checks = 0
-        now = time.time()
-        if now - self._checked_at <= pow(2, self._checks):
-            return False
+    def recover(self) -> None:
+        """While Redis is down: ask it again, at most every ``RECHECK_SECONDS`` (a request or
+        ``/readyz`` asks), and count there again once it answers. Flask-Limiter's own back-off
+        (after 1, 2, 4 ... 32 s, then again) kept a host counting per process for a minute or
+        two after Redis was back (issue 39, item 4)."""
+        limiter = self.limiter
+        if not limiter._storage_dead:
+            return
+        now = time.monotonic()
+        if now - self._checked_at < RECHECK_SECONDS:
+            return
         self._checked_at = now
-        self._checks += 1
-        if not self.limiter.storage.check():
-            return False
-        self._checks = 0
-        return True
+        if limiter.storage.check():  # bounded by REDIS_TIMEOUT_SECONDS
+            limiter.logger.info("Rate limit storage recovered")
+            limiter._storage_dead = False
+
+    def _carried(self, item: RateLimitItem, counted: tuple[str, str]) -> int:
+        """What this process counted in memory for ``counted`` during Redis's outage and has
+        not yet added to Redis: moved there by this hit (so the switch back grants no fresh
+        budget), then forgotten in memory."""
+        fallback = self.limiter._fallback_limiter
+        if not self._carry or self.limiter._storage_dead or fallback is None:
+            return 0
+        if not getattr(fallback.storage, "storage", None):  # all expired, or moved
+            self._carry = False
+            return 0
+        used = item.amount - fallback.get_window_stats(item, *counted).remaining
+        if used > 0:
+            fallback.clear(item, *counted)
+        return max(0, used)
 
 
 @functools.lru_cache(maxsize=64)
@@ -234,6 +251,7 @@ def _without_hooks(app: Flask, limiter: Limiter) -> None:
             functions[:] = [f for f in functions if not _of(f, limiter)]
 
 
+RECHECK_SECONDS = 2.0  # while Redis is down, asked again at most this often (back within 5 s)
 REDIS_TIMEOUT_SECONDS = 0.25  # a Redis that does not answer costs a request at most this
 REDIS_OPTIONS: dict[str, Any] = {  # seconds (limits passes them to redis-py)
     "socket_timeout": REDIS_TIMEOUT_SECONDS,
@@ -241,9 +259,11 @@ REDIS_OPTIONS: dict[str, Any] = {  # seconds (limits passes them to redis-py)
 }
 
 
-def _shared_store(limiter: Limiter) -> None:
-    """Raise while the limits count per process because Redis cannot be reached."""
-    if limiter._storage_dead:  # Flask-Limiter's own flag: it uses its in-memory fallback
+def _shared_store(counter: _Counter) -> None:
+    """Raise while the limits count per process because Redis cannot be reached (asked again
+    first, so that an idle host's /readyz recovers too)."""
+    counter.recover()
+    if counter.limiter._storage_dead:  # Flask-Limiter's own flag: it uses its in-memory fallback
         raise RuntimeError("degraded: Redis cannot be reached; limits count per process")
 
 
