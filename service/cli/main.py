@@ -180,6 +180,9 @@ def serve(
             "threads": threads,
             "worker_class": WORKER_CLASSES[worker_class],
             "worker_connections": limits.worker_connections,
+            # gunicorn's most (its default is 4094): every URL the contract allows fits, e.g.
+            # GET /games with every filter at its documented maximum, percent-encoded (~5.7 KB)
+            "limit_request_line": REQUEST_LINE_BYTES,
             # gevent: the worker bounds reading a request's head by the header timeout (float)
             "keepalive": max(1, math.ceil(limits.header_timeout)),
             # No preload: each worker builds its own app and connection pool after the fork
@@ -192,6 +195,9 @@ def serve(
             "child_exit": _forget_worker_metrics,
         }
     )
+
+
+REQUEST_LINE_BYTES = 8190
 
 
 def _warn_of_per_process_limits(workers: int) -> None:

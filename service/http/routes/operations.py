@@ -85,6 +85,8 @@ def openapi() -> Response:
           content:
             application/yaml:
               schema:
-                type: string
+                description: An OpenAPI 3.1 document (a YAML mapping, read as an object).
+                type: object
+                required: [openapi, info, paths]
     """
     return send_file(current_app.config["OPENAPI_PATH"], mimetype="application/yaml")
