@@ -57,7 +57,7 @@ def test_resign_asks_first_then_the_greedy_bot_plays_the_seat(
     game_id = create_game(page, game, "Rae", 2)
     requests.post(f"{live_server.url}/games/{game_id}/players", json={"name": "Sam"}, timeout=10)
     resign = page.locator("#resign")
-    expect(resign).to_be_visible(timeout=20_000)  # the page follows the start by itself
+    expect(resign).to_be_visible()  # the page follows the start by itself
     resign.click()
     expect(page.locator("#resign-question")).to_contain_text("cannot be undone")
     page.click("#resign-cancel")  # nothing happens without the confirmation
@@ -81,7 +81,7 @@ def test_a_cancelled_game_says_so(contexts: Any, live_server: Any, game: str) ->
     sweeper = live_server.app.extensions["cardroom_clock"]
     later = datetime.now(UTC) + timedelta(days=2)  # past the default 24 h to fill
     assert sweeper.sweep(later, [UUID(game_id)]) == 1
-    expect(page.locator("#cancelled")).to_contain_text("did not fill in time", timeout=20_000)
+    expect(page.locator("#cancelled")).to_contain_text("did not fill in time")
     expect(page.locator("#phase")).to_contain_text("Cancelled")
     expect(page.locator("#leave")).to_have_count(0)
     page.goto("/")

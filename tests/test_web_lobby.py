@@ -74,7 +74,7 @@ def test_rows_name_the_players_free_seats_and_whose_turn_and_follow_by_themselve
     # Someone joins elsewhere: the lobby shows it without a reload (it refreshes by itself).
     requests.post(f"{base}/games/{game_id}/players", json={"name": "Jon"}, timeout=10)
     playing = page.locator(f"#games-playing li[data-game='{game_id}']")
-    expect(playing).to_contain_text("Ines, Jon", timeout=20_000)
+    expect(playing).to_contain_text("Ines, Jon")
     expect(playing).to_contain_text("waiting for Ines, Jon")  # the bot has picked (S4)
     expect(mine).to_contain_text("your turn")
     screenshot(page, "lobby-rows")

@@ -15,7 +15,7 @@ from api_client import serve
 from playwright.sync_api import expect
 from psycopg_pool import ConnectionPool
 from test_web_sushigo import create_game, version
-from web_support import screenshot
+from web_support import screenshot, timeout_ms
 
 from service.http.app import create_app
 from service.http.web_page import ASSETS
@@ -119,7 +119,7 @@ def test_live_updates_go_on_after_the_server_ends_a_stream(
         page.goto(f"/#/game/{game_id}")
         expect(page.locator("#phase")).to_have_text("Waiting for players")
         while len(streams) < 2:  # the first stream ended and the page opened another
-            page.wait_for_event("request", lambda r: "/stream" in r.url, timeout=10_000)
+            page.wait_for_event("request", lambda r: "/stream" in r.url, timeout=timeout_ms(10_000))
         requests.post(f"{url}/games/{game_id}/players", json={"name": "Bob"}, timeout=10)
         expect(page.locator("#phase")).to_contain_text("Round 1 of 3")
         expect(page.locator("#log")).to_contain_text("Bob sat down at seat 2")

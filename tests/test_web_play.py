@@ -10,6 +10,7 @@ from typing import Any
 import requests
 from playwright.sync_api import Page, Route, expect
 from test_web_sushigo import create_game, version
+from web_support import timeout_ms
 
 pytest_plugins = ["api_fixtures", "web_fixtures"]
 
@@ -90,7 +91,7 @@ def test_offline_is_shown_and_its_error_goes_once_back_online(
     expect(page.locator("#connection")).to_contain_text("offline")
     page.locator("#hand button.pickable").first.click()
     page.click("#pick")  # fails after its retries: the service cannot be reached
-    expect(page.locator("#notice")).to_contain_text("cannot be reached", timeout=15_000)
+    expect(page.locator("#notice")).to_contain_text("cannot be reached", timeout=timeout_ms(15_000))
     context.context.set_offline(False)
     expect(page.locator("#connection")).to_have_text("● live")
     expect(page.locator("#notice")).to_be_hidden()
