@@ -513,3 +513,11 @@ def test_under_gevent_an_attempt_yields_to_other_greenlets_and_times_out(
     result = json.loads(run.stdout.strip().splitlines()[-1])
     assert result["stalled"] == "timeout after 0.5 s" and result["answered"] == 202
     assert result["ticks"] >= 10  # the hub ran the ticker while the attempt waited
+
+
+def test_an_ipv6_loopback_receiver_in_insecure_mode(httpserver_ipv6: HTTPServer) -> None:
+    httpserver_ipv6.expect_request("/hook", method="POST").respond_with_data("ok6")
+    url = f"http://[::1]:{httpserver_ipv6.port}/hook"
+    attempt = post(url, BODY, HEADERS, insecure=True)
+    assert (attempt.status, attempt.body_head, attempt.error) == (200, "ok6", None)
+    assert httpserver_ipv6.log[0][0].headers["Host"] == f"[::1]:{httpserver_ipv6.port}"
