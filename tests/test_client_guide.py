@@ -3,7 +3,9 @@
 each other and one of each kind against the service's bot, and survives a stream answered
 ``429 too_many_streams``; the cardroom-client bot and the PettingZoo policy example play to the
 end, the former through a refused stream too; the receipt check verifies real receipts and
-refuses a forged one. The README's "Clients" bot is the guide's."""
+refuses a forged one; the chat bot's webhook receiver answers the endpoint check, says "your
+turn" once per delivery id and refuses a forged delivery. The README's "Clients" bot is the
+guide's."""
 
 from __future__ import annotations
 
@@ -22,7 +24,11 @@ import httpx
 import pytest
 from cardroom_client import BotSeat, Client
 from client_support import STREAMS_PER_ADDRESS
+from pytest_httpserver import HTTPServer
 from serve_support import Served
+
+from service import keys as service_keys
+from service.webhooks import sign
 
 pytest_plugins = ["client_fixtures"]
 
@@ -232,3 +238,46 @@ def test_the_receipt_check_verifies_and_refuses(served: Served) -> None:
         namespace["verify"](from_header, keys)
         with pytest.raises(BadSignatureError):
             namespace["verify"]({**receipt, "version": receipt["version"] + 1}, keys)
+
+
+# --- the webhook receiver -----------------------------------------------------------------------
+
+
+def test_the_webhook_receiver_verifies_and_says_your_turn(
+    served: Served, tmp_path: Path, httpserver_ipv4: HTTPServer
+) -> None:
+    """Deliveries signed as the service signs them (its own keys: the served process reads the
+    same keys file) to the guide's receiver, which checks them against the served service's
+    published keys and posts to a chat webhook (a receiver on loopback)."""
+    chat = httpserver_ipv4
+    chat.expect_request("/chat", method="POST").respond_with_data("ok")
+    receiver = tmp_path / "receiver.py"
+    receiver.write_text(block("client-webhook-receiver"))
+    chat_url = f"http://127.0.0.1:{chat.port}/chat"
+    command = [sys.executable, str(receiver), served.url, chat_url, "0"]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert process.stdout is not None
+        port = int(process.stdout.readline().split()[-1])
+        keyring = service_keys.load()
+
+        def deliver(event: dict[str, Any], msg_id: str, forge: bool = False) -> httpx.Response:
+            body = json.dumps(event).encode()
+            headers = sign.headers(msg_id, int(time.time()), body, sign.new_secret(), keyring)
+            if forge:
+                body = body.replace(b'"version": 4', b'"version": 5')
+            return httpx.post(f"http://127.0.0.1:{port}/", content=body, headers=headers)
+
+        check = deliver({"type": "webhook.verify", "challenge": "c-123"}, "msg_v")
+        assert check.status_code == 200 and check.json() == {"challenge": "c-123"}
+        link = f"{served.url}/games/g-1"
+        turn = {"type": "game.turn", "game_id": "g-1", "version": 4, "links": {"game": link}}
+        assert deliver(turn, "msg_t").status_code == 200
+        assert deliver(turn, "msg_t").status_code == 200  # the same delivery again
+        forged = deliver(turn, "msg_f", forge=True)
+        assert forged.status_code == 401 and "signature" in forged.json()["error"]
+        said = [json.loads(request.get_data()) for request, _ in chat.log]
+        assert said == [{"text": f"Your turn! {link}", "content": f"Your turn! {link}"}]
+    finally:
+        process.terminate()
+        process.communicate(timeout=30)

@@ -28,6 +28,7 @@ EVERYTHING = {
     "service.play",
     "service.rematch",
     "service.live",
+    "service.webhooks",
     "service.http",
     "service.cli",
 }
@@ -68,6 +69,8 @@ ALLOWED = {
         "service.play",
         "service.live",
     },
+    # Webhooks (issue 36): the signatures (with the service's keys) and the outgoing POST.
+    "service.webhooks": {*BASE, "domain", "service.keys", "service.webhooks"},
     "service.http": EVERYTHING - {"service.cli"},
     "service.cli": EVERYTHING,
 }

@@ -31,6 +31,7 @@ from .models import (
 )
 from .receipts import ReceiptError
 from .retry import CardroomError
+from .webhooks import WebhookError, WebhookKeys
 
 __all__ = [
     "Account",
@@ -62,5 +63,7 @@ __all__ = [
     "SushiGoView",
     "TokenInfo",
     "View",
+    "WebhookError",
+    "WebhookKeys",
     "parse_view",
 ]

@@ -8,14 +8,15 @@ sent that secret, whatever network the retry comes from. A request is retried wh
 or its connection dropped (it may or may not have taken effect: the key makes it take effect
 once), and after ``Retry-After`` seconds when answered ``429``, ``503`` or
 ``409 too_many_conflicts``. Every receipt an answer carries is verified against the service's
-keys as it arrives and kept (``client.receipts(game)``) for ``client.audit(game)``."""
+keys as it arrives and kept (``client.receipts(game)``) for ``client.audit(game)``. A webhook
+delivery is checked with the same published keys: ``client.verify_webhook(body, headers)``."""
 
 from __future__ import annotations
 
 import secrets
 import time
 import uuid
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
@@ -25,6 +26,7 @@ from .models import BotSeat, Event, GameKind, Move, View, parse_view
 from .receipts import KeySet, ReceiptError, from_header
 from .retry import CardroomError, is_busy, problem, retry_after
 from .stream import follow
+from .webhooks import TOLERANCE, WebhookKeys
 
 if TYPE_CHECKING:
     from .account import Account
@@ -53,7 +55,8 @@ class Client:
         self.http = http or httpx.Client(base_url=self.base_url, timeout=timeout)
         self.retries = retries
         self.sleep = sleep
-        self.keys = KeySet(lambda: self.request("GET", "/.well-known/cardroom-keys").json())
+        self.keys = KeySet(self._published_keys)
+        self.webhook_keys = WebhookKeys(self._published_keys)
         self.verify_receipts = verify_receipts
         self._receipts: dict[str, list[dict[str, Any]]] = {}
         # Binds a replayed answer's secret to this client, not to its address (which changes
@@ -105,6 +108,17 @@ class Client:
         if method == "POST" and answer.content:
             self._keep_receipt(answer)
         return answer
+
+    def _published_keys(self) -> Any:
+        return self.request("GET", "/.well-known/cardroom-keys").json()
+
+    def verify_webhook(
+        self, body: bytes, headers: Mapping[str, str], *, tolerance: int = TOLERANCE
+    ) -> dict[str, Any]:
+        """A webhook delivery's JSON body once its ``v1a`` signature verifies with the service's
+        published keys (fetched once and kept; fetched again when none verifies, for a rotated
+        key) and its timestamp is within ``tolerance`` seconds; else ``WebhookError``."""
+        return self.webhook_keys.verify(body, headers, tolerance=tolerance)
 
     def _keep_receipt(self, answer: httpx.Response) -> None:
         body = answer.json()

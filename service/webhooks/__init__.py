@@ -1,0 +1,1 @@
+"""Webhooks (issue 36): Standard Webhooks deliveries, signed, sent only to public endpoints."""
