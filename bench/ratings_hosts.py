@@ -26,9 +26,11 @@ import os
 import random
 import secrets
 import struct
+import subprocess
 import sys
 import threading
 import time
+import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -186,6 +188,23 @@ def run(url: str, games: int, accounts: int, threads: int, bases: list[str]) -> 
         pool.close()
 
 
+def start_server(url: str, port: int) -> subprocess.Popen[bytes]:
+    """``cardroom serve`` (one worker) without rate limits: the bench is one address making
+    a dozen accounts and a thousand games, which the limits exist to refuse."""
+    env = {**os.environ, "DATABASE_URL": url, "CARDROOM_RATE_LIMITS": "off"}
+    command = [sys.executable, "-m", "service.cli.main", "serve", "--port", str(port)]
+    server = subprocess.Popen([*command, "--workers", "1"], env=env, stdout=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=1):
+                return server
+        except OSError:
+            time.sleep(0.1)
+    server.kill()
+    raise RuntimeError("the server did not start within 60 s")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.ratings_hosts", description=__doc__)
     parser.add_argument("--games", type=int, default=1000)
@@ -202,7 +221,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         db.migrate(url)
         ports = [http_bench.free_port() for _ in range(2)]
-        servers = [http_bench.start_server(url, port, 1) for port in ports]
+        servers = [start_server(url, port) for port in ports]
         result = run(
             url, args.games, args.accounts, args.threads, [f"http://127.0.0.1:{p}" for p in ports]
         )

@@ -6,6 +6,7 @@ equal to the stored ratings bit for bit."""
 
 from __future__ import annotations
 
+import json
 import random
 import struct
 import uuid
@@ -249,3 +250,34 @@ def test_the_rebuild_from_exports_is_the_stored_ratings_bit_for_bit(
         events = [r for r in records if "checkpoint" not in r]
         at = datetime.fromisoformat(events[-1]["recorded_at"])
         assert at == finished[events[0]["game_id"]]
+
+
+def test_cardroom_ratings_rebuild_and_the_client_kit_check_the_service(
+    api: ApiClient, live_server: Any, league: dict[str, Any], tmp_path: Any, capsys: Any
+) -> None:
+    """``cardroom ratings rebuild FOLDER --check URL`` and ``cardroom_client.ratings``: the same
+    fold, from files and from texts, both equal to the service's answers."""
+    from cardroom_client import Client
+    from cardroom_client import ratings as kit
+
+    from service.cli.main import main
+
+    texts = []
+    for game_id in league["games"]:
+        text = api.get(f"/games/{game_id}/export").text
+        tmp_path.joinpath(f"{game_id}.jsonl").write_text(text)
+        texts.append(text)
+    assert main(["ratings", "rebuild", str(tmp_path), "--check", live_server.url]) == 0
+    out, err = capsys.readouterr()
+    lines = [json.loads(line) for line in out.splitlines()]
+    assert {line["account_id"] for line in lines} == {a["account_id"] for a in league["accounts"]}
+    assert "3 of 3 ratings are the service's, bit for bit" in err
+
+    with Client(live_server.url) as client:
+        ledger = kit.rebuild(texts)
+        assert ledger.games == len(league["games"])
+        assert kit.check(client, ledger) == []
+        # a rating that is not the service's is reported
+        (pool_account, rating), *_ = ledger.ratings.items()
+        ledger.ratings[pool_account] = ratings.Rating(rating.mu + 1e-12, rating.sigma)
+        assert len(kit.check(client, ledger)) == 1
