@@ -93,9 +93,10 @@ def finish_all(hosts: list[Host], ready: list[tuple[str, str]], threads: int) ->
     def worker(part: list[tuple[Host, str, str]]) -> None:
         start.wait()
         for host, gid, token in part:
-            status, _, _ = host.call("POST", f"/games/{gid}/resign", {}, token)
+            status, _, body = host.call("POST", f"/games/{gid}/resign", {}, token)
+            answer = str(status) if status == 200 else f"{status} {body.get('code')}"
             with lock:
-                answers[str(status)] = answers.get(str(status), 0) + 1
+                answers[answer] = answers.get(answer, 0) + 1
 
     with ThreadPoolExecutor(threads) as pool:
         list(pool.map(worker, [sends[i::threads] for i in range(threads)]))
@@ -178,12 +179,9 @@ def run(url: str, games: int, accounts: int, threads: int, bases: list[str]) -> 
         started = time.perf_counter()
         answers = finish_all(hosts, ready, threads)
         finish_s = time.perf_counter() - started
-        return {
-            "answers": answers,
-            "finish_s": finish_s,
-            **counts(pool, ready),
-            **rebuild_check(pool, hosts[1], ready),
-        }
+        counted = {"answers": answers, "finish_s": finish_s, **counts(pool, ready)}
+        print(counted, flush=True)
+        return {**counted, **rebuild_check(pool, hosts[1], ready)}
     finally:
         pool.close()
 
