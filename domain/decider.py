@@ -76,7 +76,8 @@ class CreateGame(NamedTuple):
     ``bots`` reserve seats for bots; ``turn_seconds`` times every turn (the service enforces it:
     the domain only records it). ``seed`` deals when bots take every seat at creation.
     ``name_rule``: the seat names rule the game is created under (recorded in
-    ``game_created``; see domain/names.py)."""
+    ``game_created``; see domain/names.py). ``rated``: the game counts for its players' ratings
+    (issue 37, domain/ratings.py): every person's seat must be an account's."""
 
     options: Mapping[str, Any]
     seed_commitment: str
@@ -85,6 +86,7 @@ class CreateGame(NamedTuple):
     turn_seconds: int | None = None
     # NAME_RULE; 1: the light table before UTS #39; 0: a game created before names were checked
     name_rule: int = 2
+    rated: bool = False
 
 
 class TakeSeat(NamedTuple):

@@ -30,6 +30,7 @@ from .decider import (
     commitment,
     conflict,
     forbidden,
+    rule_broken,
 )
 
 S = TypeVar("S")
@@ -81,8 +82,20 @@ def create(
         data["turn_seconds"] = seconds
     if command.name_rule:
         data["name_rule"] = command.name_rule
+    if command.rated:  # an unrated game records what it always did
+        _check_rated(rules.players, bots)
+        data["rated"] = True
     log.record(Event(GAME_CREATED, data))
     seat_bots(log, command.seed, start)
+
+
+def _check_rated(players: int, bots: Sequence[Any]) -> None:
+    """A rated game rates people: at least one seat must be a person's (issue 37)."""
+    if len(bots) >= players:
+        raise rule_broken(
+            "invalid_rated",
+            "a rated game needs at least one seat for a person: bots alone are not rated",
+        )
 
 
 def take_seat(log: Log[Any], command: TakeSeat, start: Start) -> None:
@@ -95,6 +108,13 @@ def take_seat(log: Log[Any], command: TakeSeat, start: Start) -> None:
         raise conflict("game_full", "every seat of this game is taken")
     if command.account is not None:
         _check_one_seat(state, command.account)
+    elif getattr(state, "rated", False):
+        raise forbidden(
+            "account_required",
+            "this game is rated: every person's seat is an account's; take the seat with an"
+            " account token ('Authorization: Bearer cardroom_pat_...', scope play; POST"
+            " /accounts creates an account)",
+        )
     name = command.name
     if state.name_rule:
         name = names.normalise(name, state.name_rule)
@@ -143,6 +163,7 @@ def create_command(data: Any, seed: bytes) -> CreateGame:
         bots_from_json(data.get("bots")),
         data.get("turn_seconds"),
         data.get("name_rule", 0),
+        bool(data.get("rated", False)),
     )
 
 
@@ -269,6 +290,8 @@ def on_created(state: Any, data: Any, version: int, *, parse_rules: Callable[[An
         bot_seats=bots_from_json(data.get("bots")),
         turn_seconds=data.get("turn_seconds"),
         name_rule=data.get("name_rule", 0),
+        # a state without the field (a minimal game) is never rated
+        **({"rated": True} if data.get("rated") else {}),
     )
 
 

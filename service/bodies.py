@@ -9,6 +9,8 @@ from typing import Any
 
 from marshmallow import RAISE, Schema, ValidationError, fields, validate
 
+from domain.ratings import POOLS, PROVISIONAL_GAMES, SIGMA_BOUND
+
 # Text the service stores or filters by: no control characters (C0, DEL, C1; a NUL cannot even
 # be stored in PostgreSQL text, and escapes would reach terminals through `cardroom replay`) and
 # no lone surrogates (not encodable as UTF-8). openapi.yaml says the same with a `pattern`.
@@ -220,5 +222,71 @@ def REMATCH() -> fields.Nested:  # noqa: N802 (a field factory, named as one)
         metadata={
             "description": "Once over, and once a player proposed it: this game's rematch."
             " The event stream announces it too (a `rematch` message)."
+        },
+    )
+
+
+# --- ratings (issue 37): shared by the ratings routes and the rated games' views ---------------
+
+POOL_DESCRIPTION = (
+    "The rating pool: one per game and edition (`sushi-go-gamewright`, `sushi-go-zoch`,"
+    " `sequence`)."
+)
+PROVISIONAL_DESCRIPTION = (
+    f"True until the account has played at least {PROVISIONAL_GAMES} rated games of the pool"
+    f" and its `sigma` is below {SIGMA_BOUND}; provisional ratings are not on the leaderboard."
+)
+
+
+def POOL() -> fields.String:  # noqa: N802 (a field factory, named as one)
+    return fields.String(
+        required=True, metadata={"enum": list(POOLS), "description": POOL_DESCRIPTION}
+    )
+
+
+class RatingValue(Schema):
+    """A rating: OpenSkill's (Plackett-Luce) mu and sigma, the displayed ordinal mu - 3 sigma."""
+
+    mu = fields.Float(required=True, metadata={"description": "The skill estimate (starts at 25)."})
+    sigma = fields.Float(
+        required=True,
+        metadata={"description": "Its uncertainty (starts at 25/3 and shrinks with games)."},
+    )
+    ordinal = fields.Float(
+        required=True,
+        metadata={"description": "The displayed rating, `mu - 3 * sigma` (starts at 0)."},
+    )
+    games = fields.Integer(
+        required=True, metadata={"description": "Rated games of the pool played.", "minimum": 0}
+    )
+    provisional = fields.Boolean(required=True, metadata={"description": PROVISIONAL_DESCRIPTION})
+
+
+class SeatRatingChange(Schema):
+    """A seat's rating change, in a finished rated game's view."""
+
+    seat = fields.Integer(required=True, metadata={"minimum": 0})
+    account_id = fields.String(required=True)
+    pool = POOL()
+    rank = fields.Integer(required=True, metadata={"minimum": 1})
+    before = fields.Nested(RatingValue, required=True)
+    after = fields.Nested(RatingValue, required=True)
+
+
+def RATED() -> fields.Boolean:  # noqa: N802 (a field factory, named as one)
+    return fields.Boolean(
+        metadata={
+            "description": "Present (true) on a rated game (`rated: true` at creation): every"
+            " person's seat is an account's, and it counts for their ratings once it ends."
+        }
+    )
+
+
+def RATING_CHANGES() -> fields.List:  # noqa: N802 (a field factory, named as one)
+    return fields.List(
+        fields.Nested(SeatRatingChange),
+        metadata={
+            "description": "Once a rated game is over: each rated seat's rating change (the"
+            " built-in bots' fixed ratings do not change), in seat order."
         },
     )

@@ -43,6 +43,11 @@ DISTRIBUTION: dict[str, str | None] = {
     "quick_games": None,
     # 0021: the answers of keyed requests that change no game, by (scope, key): local.
     "request_records": None,
+    # 0022: ratings are per pool, folded in one order per pool under the pool's lock: read and
+    # written by pool and account, never by game alone (docs/scaling.md).
+    "rated_games": None,
+    "rating_changes": None,
+    "ratings": None,
 }
 
 # Keys of distributed tables without the distribution column: none since migration 0015 (the

@@ -39,6 +39,11 @@ APP_TABLES = {
     "challenges": "request",  # 0020: only status, answered_at and game_id are ever updated
     "quick_games": "key",  # only game_id and updated_at are ever updated
     "request_records": "body",  # 0021: a cache the service purges (DELETE), as idempotency_keys
+    "rated_games": "finished_at",  # 0022: a rated game, rated once
+    "rating_changes": "mu",
+    # each account's latest rating per pool: only its rating columns are ever updated (the
+    # leaderboard's index needs each account once; rating_changes is the history)
+    "ratings": "account_id",
 }
 PURGED = ("idempotency_keys", "request_records")  # caches the service purges itself (DELETE)
 TEST_PASSWORD = "cardroom-test"  # only where the test server wants passwords (testcontainers)

@@ -83,6 +83,7 @@ class State(NamedTuple):
     cancelled: bool = False  # game_cancelled: the seats did not fill in time
     # per seat: the account holding it (issue 35; None: anonymous, a bot or free)
     accounts: tuple[str | None, ...] = ()
+    rated: bool = False  # counts for its players' ratings (issue 37, domain/ratings.py)
 
     @property
     def bots(self) -> dict[int, str]:

@@ -107,6 +107,19 @@ def _parser() -> argparse.ArgumentParser:
     commands.add_parser(
         "openapi", help="print the API's contract (openapi.yaml), generated from the code"
     )
+    rated = commands.add_parser("ratings", help="ratings: rebuild them from game exports")
+    rated.add_argument("action", choices=["rebuild"])
+    rated.add_argument(
+        "exports",
+        nargs="+",
+        metavar="EXPORT",
+        help="a game's export (.jsonl), its URL, or a folder of exports: every rated game's",
+    )
+    rated.add_argument(
+        "--check",
+        metavar="URL",
+        help="the service (http(s)://host): compare every rebuilt mu and sigma with its own",
+    )
     return parser
 
 
@@ -393,6 +406,10 @@ def _main(argv: Sequence[str] | None) -> int:
         from service.cli.replay import replay_command
 
         return replay_command(args.source)
+    elif args.command == "ratings":
+        from service.cli.ratings_command import ratings_command
+
+        return ratings_command(args.exports, args.check)
     elif args.command == "openapi":
         from service.http import contract
 

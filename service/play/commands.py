@@ -24,7 +24,7 @@ from domain.decider import (
     commitment,
 )
 from service import autoplay, errors, faults, metrics
-from service.play import feed
+from service.play import feed, rating
 from service.play.loaded import (
     MAX_ATTEMPTS,
     Loaded,
@@ -41,13 +41,15 @@ from service.store.idempotency_records import IdempotencyRecord
 
 class Creation(NamedTuple):
     """What a new game is: its game, its rules (with ``players``), its bots, its turn clock,
-    and for a private game the hashes of its creator token and invitation."""
+    for a private game the hashes of its creator token and invitation, and whether it is
+    rated (issue 37)."""
 
     name: str
     options: dict[str, Any]
     bots: tuple[BotSeat, ...] = ()
     turn_seconds: int | None = None
     private: tuple[bytes, bytes] | None = None
+    rated: bool = False
 
 
 class Seating(NamedTuple):
@@ -85,13 +87,15 @@ class Commands(GameReads):
         record: IdempotencyRecord | None = None,
         private: tuple[bytes, bytes] | None = None,
         rematch_of: tuple[UUID, int] | None = None,
+        rated: bool = False,
     ) -> Loaded:
         """A new game; bot seats that come first are taken now, and if bots take every seat the
         game is played to its end now. ``record``: of the keyed request, written with it.
         ``private``: the hashes of the creator's token and of the invitation of a private
         game (service/store/invitations.py). ``rematch_of``: the finished game and its seat
-        that proposes this one as its rematch (service/rematch.py)."""
-        game = Creation(name, options, tuple(bots), turn_seconds, private)
+        that proposes this one as its rematch (service/rematch.py). ``rated``: the game counts
+        for its players' ratings (domain/ratings.py)."""
+        game = Creation(name, options, tuple(bots), turn_seconds, private, rated)
         return self.create_seated(game, record=record, rematch_of=rematch_of)[1]
 
     def create_seated(
@@ -117,7 +121,12 @@ class Commands(GameReads):
         seed = secrets.token_bytes(32)
         commands: list[Command] = [
             CreateGame(
-                creation.options, commitment(seed), seed, creation.bots, creation.turn_seconds
+                creation.options,
+                commitment(seed),
+                seed,
+                creation.bots,
+                creation.turn_seconds,
+                rated=creation.rated,
             ),
             *(TakeSeat(person.name, seed, person.account) for person in seated),
         ]
@@ -202,6 +211,7 @@ class Commands(GameReads):
                     feed=feed.items(
                         loaded.adapter, game_id, loaded.state, outcome.state, outcome.events
                     ),
+                    rated=rating.finish(loaded.adapter, outcome.state, outcome.events),
                 )
             except VersionConflict:
                 metrics.APPEND_RETRIES.inc()
@@ -321,6 +331,7 @@ class Commands(GameReads):
                 feed=feed.items(
                     loaded.adapter, loaded.id, loaded.state, outcome.state, outcome.events
                 ),
+                rated=rating.finish(loaded.adapter, outcome.state, outcome.events),
             )
         except VersionConflict:
             metrics.APPEND_RETRIES.inc()

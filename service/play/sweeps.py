@@ -9,7 +9,7 @@ from uuid import UUID
 
 from domain.decider import BY_STALLED, CancelGame, DomainError, TakeOver
 from service import autoplay, metrics
-from service.play import feed
+from service.play import feed, rating
 from service.play.loaded import MAX_ATTEMPTS, _too_busy
 from service.play.reads import GameReads
 from service.store.events import VersionConflict
@@ -44,6 +44,7 @@ class Sweeps(GameReads):
                     outcome.events,
                     deadline=outcome.deadline,
                     feed=feed.items(loaded.adapter, game_id, state, outcome.state, outcome.events),
+                    rated=rating.finish(loaded.adapter, outcome.state, outcome.events),
                 )
             except VersionConflict:
                 metrics.APPEND_RETRIES.inc()
@@ -92,6 +93,7 @@ class Sweeps(GameReads):
                     outcome.events,
                     deadline=outcome.deadline,
                     feed=feed.items(loaded.adapter, game_id, state, outcome.state, outcome.events),
+                    rated=rating.finish(loaded.adapter, outcome.state, outcome.events),
                 )
             except VersionConflict:
                 metrics.APPEND_RETRIES.inc()

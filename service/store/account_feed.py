@@ -27,7 +27,16 @@ GAME_FINISHED = "game_finished"
 REMATCH = "rematch"
 CHALLENGE = "challenge"
 CHALLENGE_ANSWERED = "challenge_answered"
-TYPES = (GAME_STARTED, YOUR_TURN, GAME_FINISHED, REMATCH, CHALLENGE, CHALLENGE_ANSWERED)
+RATING_CHANGED = "rating_changed"  # a rated game ended: the account's rating in its pool moved
+TYPES = (
+    GAME_STARTED,
+    YOUR_TURN,
+    GAME_FINISHED,
+    REMATCH,
+    CHALLENGE,
+    CHALLENGE_ANSWERED,
+    RATING_CHANGED,
+)
 
 
 class Item(NamedTuple):

@@ -59,6 +59,12 @@ INSERT_EVENT = (
 )
 
 APPEND = "INSERT INTO events (game_id, version, type, schema_version, data, hash) VALUES {values}"
+# The last events of a rated game carry the finish time its ratings were folded at
+# (service/store/ratings.py): the export shows it, the rebuild orders by it.
+APPEND_RECORDED = (
+    "INSERT INTO events (game_id, version, type, schema_version, data, hash, recorded_at)"
+    " VALUES {values}"
+)
 SEAT_INSERT = (
     "INSERT INTO seats (game_id, seat, token_hash, taken_at, client) VALUES (%s, %s, %s, %s, %s)"
 )
@@ -118,12 +124,16 @@ def append_query(
     signature: bool = False,
     account_seats: int = 0,
     feed: int = 0,
+    recorded: bool = False,
 ) -> str:
     """The statement of an ``append`` of that shape: built once, not composed per append.
     Its parameters: the seat row's, the deadline row's, the record's, the rematch seat's,
     the signature's, the account seats', the feed items' (those given, in that order), then
-    each event row's."""
-    append = APPEND.format(values=", ".join(["(%s, %s, %s, %s, %s, %s)"] * rows))
+    each event row's (``recorded``: each with its ``recorded_at`` last)."""
+    if recorded:
+        append = APPEND_RECORDED.format(values=", ".join(["(%s, %s, %s, %s, %s, %s, %s)"] * rows))
+    else:
+        append = APPEND.format(values=", ".join(["(%s, %s, %s, %s, %s, %s)"] * rows))
     with_rows = [
         row
         for row, wanted in (

@@ -27,6 +27,7 @@ from service.store import (
     accounts,
     idempotency_records,
     invitations,
+    ratings,
     rematches,
     signatures,
 )
@@ -155,6 +156,7 @@ class EventStore(EventReads):
         invitation: bytes | None = None,
         rematch_seat: tuple[UUID, int, int] | None = None,
         feed: Sequence[account_feed.Item] = (),
+        rated: ratings.RatedFinish | None = None,
     ) -> int:
         """Append ``events`` as versions ``expected_version + 1 ..``; return the new version.
 
@@ -172,7 +174,9 @@ class EventStore(EventReads):
         a change of the invitation takes (service/store/invitations.py). ``rematch_seat``: a
         join into a rematch, ``(finished game, its seat, the new seat)``;
         :class:`RematchSeatTaken` if that seat has its seat in the rematch already. ``feed``:
-        what the events tell the accounts in the game (service/play/feed.py).
+        what the events tell the accounts in the game (service/play/feed.py). ``rated``: the
+        events end a rated game (the state they lead to): it is rated in the same transaction,
+        under its pool's lock (service/store/ratings.py).
         """
         if not events:
             raise ValueError("nothing to append")
@@ -190,6 +194,7 @@ class EventStore(EventReads):
             signature is not None,
             len(seated),
             len(feed),
+            rated is not None,
         )
         params: list[Any] = []
         if seat_token is not None:
@@ -204,14 +209,18 @@ class EventStore(EventReads):
             params += signature
         params += [value for row in seated for value in row]
         params += account_feed.params(feed)
-        params += [value for row in rows for value in row]
+        if rated is None:
+            params += [value for row in rows for value in row]
         # One statement, hence atomic even in autocommit, in one round trip.
         metrics.APPENDS.inc()
         try:
             with self._connection() as conn:
                 if self.generation != generation:  # the hash linked to may be of another
                     raise VersionConflict(game_id, expected_version)  # database: decide again
-                if invitation is None:
+                if rated is not None:  # a transaction: the pool's lock, the events, the ratings
+                    before = None if invitation is None else self._invited(game_id, invitation)
+                    ratings.append(conn, game_id, rated, query, params, rows, before)
+                elif invitation is None:
                     conn.execute(query, params)
                 else:
                     self._append_invited(conn, game_id, invitation, query, params)
@@ -240,14 +249,23 @@ class EventStore(EventReads):
         return signatures.row(self.signer, game_id, version, digest, events[-1].data)
 
     @staticmethod
+    def _invited(game_id: UUID, invitation: bytes) -> Callable[[Any], None]:
+        """The invitation check of :meth:`_append_invited`, for a transaction of the caller's."""
+
+        def check(cur: Any) -> None:
+            cur.execute(invitations.LOCK_SHARED, invitations.lock_key(game_id))
+            in_force = invitations.in_force(cur, game_id)
+            if in_force is None or not hmac.compare_digest(in_force, invitation):
+                raise InvitationRevoked(game_id)
+
+        return check
+
+    @staticmethod
     def _append_invited(
         conn: psycopg.Connection[Any], game_id: UUID, invitation: bytes, query: Any, params: Any
     ) -> None:
         """The append of a join into a private game: three statements in one transaction,
         the invitation checked after any change of it in flight has committed."""
         with conn.transaction(), conn.cursor() as cur:
-            cur.execute(invitations.LOCK_SHARED, invitations.lock_key(game_id))
-            in_force = invitations.in_force(cur, game_id)
-            if in_force is None or not hmac.compare_digest(in_force, invitation):
-                raise InvitationRevoked(game_id)
+            EventStore._invited(game_id, invitation)(cur)
             cur.execute(query, params)

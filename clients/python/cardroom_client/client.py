@@ -145,8 +145,10 @@ class Client:
         bots: Sequence[BotSeat] = (),
         turn_seconds: int | None = None,
         private: bool = False,
+        rated: bool = False,
     ) -> Game:
-        """A new game (``rules``: the game's options besides ``players``)."""
+        """A new game (``rules``: the game's options besides ``players``; ``rated``: it counts
+        for its players' ratings, and every person joins it as an account)."""
         body: dict[str, Any] = {"game": game, "players": players}
         if rules:
             body["rules"] = rules
@@ -156,6 +158,8 @@ class Client:
             body["turn_seconds"] = turn_seconds
         if private:
             body["visibility"] = "private"
+        if rated:
+            body["rated"] = True
         answer = self.request("POST", "/games", json=body)
         created = answer.json()
         return Game(self, str(created["game_id"]), created.get("invitation"))
@@ -163,6 +167,19 @@ class Client:
     def game(self, game: str) -> Game:
         """A game by its id or its URL (``…/games/<id>``)."""
         return Game(self, game_id_of(game))
+
+    # --- ratings (issue 37) --------------------------------------------------------------------
+
+    def ratings(self, account_id: str) -> list[dict[str, Any]]:
+        """``GET /accounts/{id}/ratings``: the account's rating in each pool, as JSON (floats
+        exactly as stored: ``cardroom_client.ratings.check`` compares them with a rebuild)."""
+        body: dict[str, Any] = self.request("GET", f"/accounts/{account_id}/ratings").json()
+        return list(body["ratings"])
+
+    def export_text(self, game: str) -> str:
+        """``GET /games/{id}/export``: a game's export (JSON Lines), whole."""
+        answer = self.request("GET", f"/games/{game_id_of(game)}/export")
+        return answer.text
 
     # --- accounts -----------------------------------------------------------------------------
 

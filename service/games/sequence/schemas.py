@@ -10,6 +10,8 @@ from domain.sequence import SEQUENCE, Discard, Pass, Play
 from domain.sequence.cards import ONE_DECK
 from service.bodies import (
     MOVE_SEAT,
+    RATED,
+    RATING_CHANGES,
     RECEIPT_DESCRIPTION,
     REMATCH,
     TURN_NUMBER,
@@ -361,6 +363,8 @@ class SequenceView(Schema):
     visibility = VISIBILITY()
     invitation = fields.Nested(Invitation)  # a private game's, in the answer creating it
     rematch = REMATCH()
+    rated = RATED()
+    rating_changes = RATING_CHANGES()
 
 
 # --- the score sheet ------------------------------------------------------------------------------

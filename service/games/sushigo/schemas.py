@@ -11,6 +11,8 @@ from domain.sushigo.cards import KINDS, NIGIRI_POINTS
 from domain.sushigo.rules import EDITIONS, PASS_DIRECTIONS
 from service.bodies import (
     MOVE_SEAT,
+    RATED,
+    RATING_CHANGES,
     RECEIPT_DESCRIPTION,
     REMATCH,
     TURN_NUMBER,
@@ -415,6 +417,8 @@ class SushiGoView(Schema):
     visibility = VISIBILITY()
     invitation = fields.Nested(Invitation)  # a private game's, in the answer creating it
     rematch = REMATCH()
+    rated = RATED()
+    rating_changes = RATING_CHANGES()
 
 
 # --- the score sheet ------------------------------------------------------------------------------

@@ -72,7 +72,10 @@ def account_stream() -> Response:
         seat at each turn, Sequence for one); `game_finished` (`status`: `over` or
         `cancelled`); `rematch` (`rematch_id`: join it with `POST /games/{game_id}/rematch`);
         `challenge` (a challenge offered to the account, or by it) and `challenge_answered`
-        (accepted, declined, cancelled or expired; with the new `game_id` once accepted).
+        (accepted, declined, cancelled or expired; with the new `game_id` once accepted);
+        `rating_changed` (a rated game of the account ended: its `pool`, `seat`, `rank` and
+        the rating `before` and `after` it, each `{mu, sigma, ordinal, games, provisional}`;
+        written in the transaction of the game's last event).
         Items are thin: read the game as the account's seat sees it with the account token.
         None shows a hand or a pick.
 

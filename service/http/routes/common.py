@@ -20,6 +20,7 @@ from service.http.problems import Problem
 from service.http.schemas import Health, Receipt
 from service.live import hub as live
 from service.play import GameService, Loaded
+from service.store import ratings
 from service.store.events import GameNotFound
 from service.store.recent import Recent
 
@@ -143,7 +144,29 @@ def view_body(loaded: Loaded, seat: int | None, past: bool = False, **extra: Any
     adapter = loaded.adapter
     view = adapter.game.view(loaded.state, Viewer(seat))
     body = {"game_id": loaded.id, **view, **deadline_of(loaded, past), **visibility(loaded.id)}
-    return planned(adapter.view)({**body, **extra})
+    return planned(adapter.view)({**body, **rated_of(loaded), **extra})
+
+
+def rated_of(loaded: Loaded) -> dict[str, Any]:
+    """A rated game's ``rated`` and, once it is over, each rated seat's ``rating_changes``
+    (issue 37); nothing for an unrated game (its view is what it always was)."""
+    if not getattr(loaded.state, "rated", False):
+        return {}
+    if not loaded.adapter.game.is_over(loaded.state):
+        return {"rated": True}
+    changes = ratings.of_game(games().store, loaded.id)
+    return {"rated": True, "rating_changes": [seat_change(c) for c in changes.values()]}
+
+
+def seat_change(row: ratings.HistoryRow) -> dict[str, Any]:
+    return {
+        "seat": row.seat,
+        "account_id": row.account_id,
+        "pool": row.pool,
+        "rank": row.rank,
+        "before": ratings.shown(row.before),
+        "after": ratings.shown(row.after),
+    }
 
 
 def view_json(loaded: Loaded, seat: int | None) -> str:

@@ -161,6 +161,8 @@ def create_game() -> Response:
               one of the game's bots (`random`, `greedy`), or two bots' names look alike.
             - `invalid_name`: a bot's `name` is not a name (`details.reason` says why: see
               `JoinRequest.name`).
+            - `invalid_rated`: `rated: true` with `visibility: private` (a rated game is public:
+              anyone can recompute the ratings from its export), or with bots in every seat.
             - `idempotency_key_reused`: this `Idempotency-Key` came with another request.
           content:
             application/problem+json:
@@ -175,6 +177,13 @@ def create_game() -> Response:
         past = as_it_was(keyed)
         return idempotency.replayed(created(past, past=True, tokens=kept_tokens(keyed)))
     body = CREATE_GAME_REQUEST.load(json_body())
+    if body["rated"] and body["visibility"] == "private":
+        raise Problem(
+            422,
+            "invalid_rated",
+            "a rated game is public: anyone can recompute its players' ratings from its export;"
+            " leave out visibility (or rated)",
+        )
     adapter = adapter_for(body["game"])
     options = {**adapter.rules.load(body["rules"]), "players": body["players"]}
     # A private game's invitation and creator token: kept (sealed) with a keyed request.
@@ -184,7 +193,13 @@ def create_game() -> Response:
     hashes = None if tokens is None else (auth.token_hash(tokens[1]), auth.token_hash(tokens[0]))
     turn_seconds = body.get("turn_seconds")
     loaded = games().create(
-        body["game"], options, body["bots"], turn_seconds, record=record, private=hashes
+        body["game"],
+        options,
+        body["bots"],
+        turn_seconds,
+        record=record,
+        private=hashes,
+        rated=body["rated"],
     )
     return created(loaded, tokens=tokens)
 

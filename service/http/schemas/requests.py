@@ -16,6 +16,7 @@ from service.bodies import (
     TURN_SECONDS,
     VISIBILITIES,
     Strict,
+    StrictBoolean,
 )
 
 
@@ -69,6 +70,18 @@ class CreateGameRequest(Strict):
                 "Seconds each seat has for each move; when "
                 "they run out, the `greedy` bot moves for\n"
                 "the seat (`by: clock`). Omitted: no clock."
+            )
+        },
+    )
+    rated = StrictBoolean(
+        load_default=False,
+        metadata={
+            "description": (
+                "`true`: the game counts for its players' ratings once it ends (issue 37;\n"
+                "`GET /accounts/{account_id}/ratings`). Every person's seat must be taken with\n"
+                "an account token (else `403 account_required`); the built-in bots play as their\n"
+                "fixed anchor ratings. A rated game is public and has a seat for a person (else\n"
+                "`422 invalid_rated`). Default `false`."
             )
         },
     )

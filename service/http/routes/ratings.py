@@ -1,0 +1,236 @@
+"""Ratings (issue 37): ``GET /accounts/{account_id}/ratings``, ``GET /accounts/{account_id}/
+ratings/history?pool=`` and ``GET /leaderboards/{pool}``. Public, as an account's history is:
+every rated game is public (``POST /games`` refuses a private one), so anyone may recompute them
+(``cardroom ratings rebuild``). Storage and why it is exact: service/store/ratings.py."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import math
+from typing import Any
+from urllib.parse import urlencode
+
+from flask import Response, request
+
+from domain.ratings import POOLS
+from service.http.problems import Problem
+from service.http.routes.accounts import account_of
+from service.http.routes.common import api, game_url, games, json_response, text_args
+from service.http.schemas.ratings import (
+    AccountRatings,
+    Leaderboard,
+    LeaderboardQuery,
+    RatingHistory,
+    RatingHistoryQuery,
+)
+from service.store import ratings
+
+ACCOUNT_RATINGS = AccountRatings()
+HISTORY_QUERY = RatingHistoryQuery()
+HISTORY = RatingHistory()
+LEADERBOARD_QUERY = LeaderboardQuery()
+LEADERBOARD = Leaderboard()
+
+
+@api.get("/accounts/<account_id>/ratings")
+def account_ratings(account_id: str) -> Response:
+    """
+    ---
+    get:
+      tags:
+      - ratings
+      operationId: getAccountRatings
+      parameters:
+      - AccountId
+      summary: An account's ratings, one per pool
+      description: |
+        The account's OpenSkill (Plackett-Luce) rating in each pool it has played a rated game
+        of: `mu`, `sigma`, the displayed `ordinal` (`mu - 3 * sigma`), its rated `games` and
+        whether it is still `provisional` (fewer than 10 rated games, or `sigma` not yet below
+        7). A built-in bot (`bot:greedy`, `bot:random`) shows its fixed anchor rating in every
+        pool. A rating changes only when a rated game ends, in the same transaction as its last
+        event; `cardroom ratings rebuild` recomputes every one from the games' exports, bit for
+        bit.
+      security: []
+      responses:
+        '200':
+          description: The account's ratings.
+          content:
+            application/json:
+              schema: {$ref: '#/components/schemas/AccountRatings'}
+        '404': AccountNotFound
+        '500': InternalError
+        '503': DatabaseUnavailable
+    """
+    account = account_of(account_id)
+    found = ratings.of_account(games().store, account.id)
+    body = {
+        "account_id": account.id,
+        "ratings": [
+            {
+                **ratings.shown(held.rating),
+                "pool": held.pool,
+                "anchor": held.anchor,
+                "updated_at": held.updated_at,
+            }
+            for held in found
+        ],
+    }
+    return json_response(ACCOUNT_RATINGS.dump(body))
+
+
+@api.get("/accounts/<account_id>/ratings/history")
+def rating_history(account_id: str) -> Response:
+    """
+    ---
+    get:
+      tags:
+      - ratings
+      operationId: getRatingHistory
+      parameters:
+      - AccountId
+      - in: query
+        schema: RatingHistoryQuery
+      summary: An account's rating history in a pool
+      description: |
+        Every rated game of the pool the account played, with its rating before and after the
+        game and its rank, the newest first (`order=oldest`: the oldest first). Keyset pages:
+        pass `next_after` as `after` (with the same `pool` and `order`); the `Link` header
+        (`rel="next"`) holds the next page's URL.
+      security: []
+      responses:
+        '200':
+          description: One page of the history.
+          headers:
+            Link:
+              description: '`<URL of the next page>; rel="next"`, when there is one.'
+              schema: {type: string}
+          content:
+            application/json:
+              schema: {$ref: '#/components/schemas/RatingHistory'}
+        '400': InvalidQuery
+        '404': AccountNotFound
+        '500': InternalError
+        '503': DatabaseUnavailable
+    """
+    args = HISTORY_QUERY.load(text_args())
+    account = account_of(account_id)
+    limit, newest = args["limit"], args["order"] == "newest"
+    after = int(args["after"]) if "after" in args else None
+    rows = ratings.history(games().store, account.id, args["pool"], after, limit + 1, newest)
+    shown = rows[:limit]
+    next_after = str(shown[-1].after.games) if len(rows) > limit else None
+    body = {
+        "account_id": account.id,
+        "pool": args["pool"],
+        "changes": [
+            {
+                "game_id": row.game_id,
+                "url": game_url(row.game_id),
+                "seat": row.seat,
+                "rank": row.rank,
+                "finished_at": row.finished_at,
+                "before": ratings.shown(row.before),
+                "after": ratings.shown(row.after),
+            }
+            for row in shown
+        ],
+        "next_after": next_after,
+    }
+    return _paged(HISTORY.dump(body), next_after)
+
+
+@api.get("/leaderboards/<pool>")
+def leaderboard(pool: str) -> Response:
+    """
+    ---
+    get:
+      tags:
+      - ratings
+      operationId: getLeaderboard
+      parameters:
+      - in: path
+        name: pool
+        required: true
+        description: The pool, `sushi-go-gamewright`, `sushi-go-zoch` or `sequence`.
+        schema: {type: string, maxLength: 40}
+      - in: query
+        schema: LeaderboardQuery
+      summary: A pool's leaderboard
+      description: |
+        The pool's accounts whose rating is no longer provisional, the highest `ordinal`
+        (`mu - 3 * sigma`) first. Keyset pages: pass `next_after` as `after`; the `Link` header
+        (`rel="next"`) holds the next page's URL. A rating that changes while you page moves
+        in the list: a walk shows each account at most once per page boundary it did not
+        cross.
+      security: []
+      responses:
+        '200':
+          description: One page of the leaderboard.
+          headers:
+            Link:
+              description: '`<URL of the next page>; rel="next"`, when there is one.'
+              schema: {type: string}
+          content:
+            application/json:
+              schema: {$ref: '#/components/schemas/Leaderboard'}
+        '400':
+          description: |
+            - `invalid_request`: an unknown query parameter, or one out of range;
+            - `invalid_cursor`: `after` is not the `next_after` value of a previous page.
+          content:
+            application/problem+json:
+              schema: {$ref: '#/components/schemas/ListGamesBadRequest'}
+        '404':
+          description: "`pool_not_found`: there is no such rating pool."
+          content:
+            application/problem+json:
+              schema: {$ref: '#/components/schemas/PoolNotFoundProblem'}
+        '500': InternalError
+        '503': DatabaseUnavailable
+    """
+    if pool not in POOLS:
+        raise Problem(
+            404, "pool_not_found", f"there is no rating pool {pool!r}; pools: {', '.join(POOLS)}"
+        )
+    args = LEADERBOARD_QUERY.load(text_args())
+    after = _cursor(args["after"]) if "after" in args else None
+    limit = args["limit"]
+    rows = ratings.leaderboard(games().store, pool, after, limit + 1)
+    shown = rows[:limit]
+    next_after = _encode(shown[-1].cursor) if len(rows) > limit else None
+    players = [
+        {"account_id": row.account_id, "name": row.name, **ratings.shown(row.rating)}
+        for row in shown
+    ]
+    body = {"pool": pool, "players": players, "next_after": next_after}
+    return _paged(LEADERBOARD.dump(body), next_after)
+
+
+def _paged(body: dict[str, Any], next_after: str | None) -> Response:
+    response = json_response(body)
+    if next_after is not None:
+        params = {**request.args.to_dict(), "after": next_after}
+        response.headers["Link"] = f'<{request.path}?{urlencode(params)}>; rel="next"'
+    return response
+
+
+def _encode(cursor: tuple[float, str]) -> str:
+    """A leaderboard position: the ordinal's exact ``repr`` and the account id, base64url."""
+    text = f"{cursor[0]!r} {cursor[1]}"
+    return base64.urlsafe_b64encode(text.encode()).decode().rstrip("=")
+
+
+def _cursor(text: str) -> tuple[float, str]:
+    try:
+        decoded = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4)).decode()
+        ordinal, account = decoded.split(" ", 1)
+        value = float(ordinal)
+        if not account or not math.isfinite(value):
+            raise ValueError(text)
+        return value, account
+    except (ValueError, UnicodeDecodeError, binascii.Error):
+        raise Problem(
+            400, "invalid_cursor", "'after' must be the 'next_after' value of a previous page"
+        ) from None
