@@ -36,7 +36,7 @@ import yaml
 from flask import Flask
 from openapi_core import Config, OpenAPI
 from openapi_core.contrib.requests import RequestsOpenAPIRequest, RequestsOpenAPIResponse
-from openapi_core.deserializing.media_types.util import json_loads, plain_loads
+from openapi_core.deserializing.media_types.util import json_loads
 from openapi_core.templating.paths.exceptions import PathError
 from openapi_schema_validator import OAS31Validator
 from psycopg_pool import ConnectionPool
@@ -65,7 +65,7 @@ def openapi() -> OpenAPI:
     config = Config(
         extra_media_type_deserializers={
             PROBLEM_JSON: json_loads,
-            "application/yaml": plain_loads,
+            "application/yaml": yaml.safe_load,  # a mapping, as schemathesis reads it too
         }
     )
     return OpenAPI.from_file_path(str(SPEC_PATH), config=config)
