@@ -12,6 +12,14 @@ from .account_models import (
 )
 from .bot import Bot, FirstMoveBot
 from .client import Client, Game, Seat
+from .errors import (
+    CardroomError,
+    ProtocolError,
+    RateLimited,
+    Refused,
+    RulesNotInstalled,
+    Unavailable,
+)
 from .models import (
     BotSeat,
     Cell,
@@ -30,7 +38,7 @@ from .models import (
     parse_view,
 )
 from .receipts import ReceiptError
-from .retry import CardroomError
+from .retry import RETRY_BUDGET
 from .webhooks import WebhookError, WebhookKeys
 
 __all__ = [
@@ -50,7 +58,12 @@ __all__ = [
     "Item",
     "Move",
     "NewToken",
+    "ProtocolError",
+    "RETRY_BUDGET",
+    "RateLimited",
     "ReceiptError",
+    "Refused",
+    "RulesNotInstalled",
     "Seat",
     "SequenceCard",
     "SequenceDiscard",
@@ -62,6 +75,7 @@ __all__ = [
     "SushiGoPick",
     "SushiGoView",
     "TokenInfo",
+    "Unavailable",
     "View",
     "WebhookError",
     "WebhookKeys",

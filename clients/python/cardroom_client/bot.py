@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from .account_models import CHALLENGE, GAME_FINISHED, YOUR_TURN, Item
 from .client import Seat
+from .errors import CardroomError
 from .models import (
     Move,
     SequencePass,
@@ -18,7 +19,6 @@ from .models import (
     SushiGoView,
     View,
 )
-from .retry import CardroomError
 
 if TYPE_CHECKING:
     from .account import Account
