@@ -221,6 +221,15 @@ def test_the_unavailable_example_plays_to_the_end(served: Served, tmp_path: Path
         assert game.view().status == "over"
 
 
+def test_the_offline_audit_example_verifies_its_game(served: Served, tmp_path: Path) -> None:
+    """The guide's ``audit_export`` example (issue 38, item 4): a game played, its export
+    checked offline with the published keys and every receipt kept."""
+    example = tmp_path / "audit.py"
+    example.write_text(block("client-audit-export"))
+    line = run_example(example, served.url)
+    assert isinstance(line, str) and line.split()[0] == "True" and int(line.split()[1]) > 10
+
+
 def test_the_readme_bot_is_the_guides() -> None:
     assert block("client-example", README) == block("client-example")
 

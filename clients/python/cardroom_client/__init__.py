@@ -10,6 +10,7 @@ from .account_models import (
     NewToken,
     TokenInfo,
 )
+from .audit import audit_export
 from .bot import Bot, FirstMoveBot
 from .client import Client, Game, Seat
 from .errors import (
@@ -79,5 +80,6 @@ __all__ = [
     "View",
     "WebhookError",
     "WebhookKeys",
+    "audit_export",
     "parse_view",
 ]
