@@ -230,6 +230,13 @@ def test_the_offline_audit_example_verifies_its_game(served: Served, tmp_path: P
     assert isinstance(line, str) and line.split()[0] == "True" and int(line.split()[1]) > 10
 
 
+def test_the_async_example_plays_three_seats_at_once(served: Served, tmp_path: Path) -> None:
+    """The guide's ``AsyncClient`` example (issue 38, item 5)."""
+    example = tmp_path / "async_bots.py"
+    example.write_text(block("client-async"))
+    assert run_example(example, served.url) == "over True"
+
+
 def test_the_readme_bot_is_the_guides() -> None:
     assert block("client-example", README) == block("client-example")
 

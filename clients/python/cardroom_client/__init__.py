@@ -10,6 +10,7 @@ from .account_models import (
     NewToken,
     TokenInfo,
 )
+from .aio import AsyncClient, AsyncGame, AsyncSeat
 from .audit import audit_export
 from .bot import Bot, FirstMoveBot
 from .client import Client, Game, Seat
@@ -46,6 +47,9 @@ __all__ = [
     "Account",
     "AccountGame",
     "AccountInfo",
+    "AsyncClient",
+    "AsyncGame",
+    "AsyncSeat",
     "Bot",
     "BotSeat",
     "CardroomError",

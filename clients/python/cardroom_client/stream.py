@@ -38,33 +38,46 @@ REMATCH = "rematch"
 OVER_PAUSE = 5.0  # seconds between long polls of a finished game while waiting for its rematch
 
 
-def _done(event: Event, follow_rematch: bool) -> bool:
+def done(event: Event, follow_rematch: bool) -> bool:
     """Whether ``event`` is the last the iterator yields."""
     if event.type == REMATCH or event.type == "game_cancelled":
         return True
     return event.type in FINAL and not follow_rematch
 
 
-def sse_messages(lines: Iterator[str]) -> Iterator[tuple[str, str, str]]:
-    """(id, event, data) of each message of a text/event-stream (comments and ``retry:`` are
-    skipped; ``data:`` lines of one message are joined with newlines)."""
-    event_id, kind, data = "", "", list[str]()
-    for line in lines:
+class SSE:
+    """A text/event-stream parser without input or output: ``feed`` it each line; it returns
+    (id, event, data) when a line ends a message (comments and ``retry:`` are skipped;
+    ``data:`` lines of one message are joined with newlines). The id is kept across messages."""
+
+    def __init__(self) -> None:
+        self.event_id, self.kind, self.data = "", "", list[str]()
+
+    def feed(self, line: str) -> tuple[str, str, str] | None:
         if line == "":
-            if data:
-                yield event_id, kind, "\n".join(data)
-            kind, data = "", []
-        elif line.startswith(":"):
-            continue
-        else:
-            name, _, value = line.partition(":")
-            value = value[1:] if value.startswith(" ") else value
-            if name == "id":
-                event_id = value
-            elif name == "event":
-                kind = value
-            elif name == "data":
-                data.append(value)
+            message = (self.event_id, self.kind, "\n".join(self.data)) if self.data else None
+            self.kind, self.data = "", []
+            return message
+        if line.startswith(":"):
+            return None
+        name, _, value = line.partition(":")
+        value = value[1:] if value.startswith(" ") else value
+        if name == "id":
+            self.event_id = value
+        elif name == "event":
+            self.kind = value
+        elif name == "data":
+            self.data.append(value)
+        return None
+
+
+def sse_messages(lines: Iterator[str]) -> Iterator[tuple[str, str, str]]:
+    """(id, event, data) of each message of a text/event-stream."""
+    parser = SSE()
+    for line in lines:
+        message = parser.feed(line)
+        if message is not None:
+            yield message
 
 
 def follow(
@@ -92,7 +105,7 @@ def follow(
                     for event in _read(answer):
                         last = event.version
                         yield event
-                        if _done(event, follow_rematch):
+                        if done(event, follow_rematch):
                             return
                 except httpx.TransportError as exc:
                     dropped = exc
@@ -112,18 +125,18 @@ def follow(
             last = event.version
             patience.ok()
             yield event
-            if _done(event, follow_rematch):
+            if done(event, follow_rematch):
                 return
 
 
 def _read(answer: httpx.Response) -> Iterator[Event]:
     for event_id, kind, data in sse_messages(answer.iter_lines()):
-        event = _message(event_id, kind, data)
+        event = message(event_id, kind, data)
         if event is not None:
             yield event
 
 
-def _message(event_id: str, kind: str, data: str) -> Event | None:
+def message(event_id: str, kind: str, data: str) -> Event | None:
     """The Event a stream's message stands for: an event of the log, the rematch's announcement
     (its id: the game's last version then ``r``), or None for what this client does not know."""
     try:
