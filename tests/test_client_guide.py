@@ -210,6 +210,33 @@ def test_the_account_bot_example_plays_its_accounts_games(served: Served, tmp_pa
         assert all(line.split()[1] == "over" for line in lines)
 
 
+def test_the_unavailable_example_plays_to_the_end(served: Served, tmp_path: Path) -> None:
+    """The guide's ``Unavailable`` example (issue 38, item 2): with the service up it plays its
+    seat to the end (a down service past the budget: tests/test_client_outage.py)."""
+    bot = tmp_path / "bot.py"
+    bot.write_text(block("client-unavailable"))
+    with Client(served.url) as client:
+        game = client.create_game("sushi-go", 2, bots=[BotSeat(1, "greedy")])
+        assert run_example(bot, served.url, game.id) == "over"
+        assert game.view().status == "over"
+
+
+def test_the_offline_audit_example_verifies_its_game(served: Served, tmp_path: Path) -> None:
+    """The guide's ``audit_export`` example (issue 38, item 4): a game played, its export
+    checked offline with the published keys and every receipt kept."""
+    example = tmp_path / "audit.py"
+    example.write_text(block("client-audit-export"))
+    line = run_example(example, served.url)
+    assert isinstance(line, str) and line.split()[0] == "True" and int(line.split()[1]) > 10
+
+
+def test_the_async_example_plays_three_seats_at_once(served: Served, tmp_path: Path) -> None:
+    """The guide's ``AsyncClient`` example (issue 38, item 5)."""
+    example = tmp_path / "async_bots.py"
+    example.write_text(block("client-async"))
+    assert run_example(example, served.url) == "over True"
+
+
 def test_the_readme_bot_is_the_guides() -> None:
     assert block("client-example", README) == block("client-example")
 

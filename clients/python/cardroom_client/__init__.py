@@ -10,8 +10,18 @@ from .account_models import (
     NewToken,
     TokenInfo,
 )
+from .aio import AsyncClient, AsyncGame, AsyncSeat
+from .audit import audit_export
 from .bot import Bot, FirstMoveBot
 from .client import Client, Game, Seat
+from .errors import (
+    CardroomError,
+    ProtocolError,
+    RateLimited,
+    Refused,
+    RulesNotInstalled,
+    Unavailable,
+)
 from .models import (
     BotSeat,
     Cell,
@@ -30,13 +40,16 @@ from .models import (
     parse_view,
 )
 from .receipts import ReceiptError
-from .retry import CardroomError
+from .retry import RETRY_BUDGET
 from .webhooks import WebhookError, WebhookKeys
 
 __all__ = [
     "Account",
     "AccountGame",
     "AccountInfo",
+    "AsyncClient",
+    "AsyncGame",
+    "AsyncSeat",
     "Bot",
     "BotSeat",
     "CardroomError",
@@ -50,7 +63,12 @@ __all__ = [
     "Item",
     "Move",
     "NewToken",
+    "ProtocolError",
+    "RETRY_BUDGET",
+    "RateLimited",
     "ReceiptError",
+    "Refused",
+    "RulesNotInstalled",
     "Seat",
     "SequenceCard",
     "SequenceDiscard",
@@ -62,8 +80,10 @@ __all__ = [
     "SushiGoPick",
     "SushiGoView",
     "TokenInfo",
+    "Unavailable",
     "View",
     "WebhookError",
     "WebhookKeys",
+    "audit_export",
     "parse_view",
 ]

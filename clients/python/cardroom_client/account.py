@@ -16,6 +16,8 @@ from collections.abc import Iterator, Sequence
 from datetime import datetime
 from typing import Any
 
+import httpx
+
 from .account_models import (
     AccountGame,
     AccountInfo,
@@ -28,9 +30,11 @@ from .account_models import (
     TokenInfo,
 )
 from .account_stream import follow_account
+from .base import game_body
 from .client import Client, Game, Seat, game_id_of
+from .errors import Unavailable
 from .models import BotSeat, GameKind, Status
-from .retry import CardroomError, problem
+from .retry import decoded, describe, refused
 
 PAGE = 100  # the most games a history page holds
 
@@ -46,7 +50,7 @@ class Account:
     @classmethod
     def create(cls, client: Client, name: str) -> Account:
         """``POST /accounts``: a new account; its first token (every scope) in ``.token``."""
-        created = client.request("POST", "/accounts", json={"name": name}).json()
+        created = client.json("POST", "/accounts", json={"name": name})
         return cls(client, created["token"], AccountInfo.from_json(created))
 
     # --- who ---------------------------------------------------------------------------------
@@ -114,7 +118,7 @@ class Account:
         """``POST /games/quick``: a seat in the waiting public game with exactly these rules,
         or in a new one (``seat.created``). Races are the service's: however many ask at once,
         a game is created only once the one before it is full."""
-        body = _game_body(game, players, rules, bots, turn_seconds)
+        body = game_body(game, players, rules, bots, turn_seconds)
         granted = self._post("/games/quick", body).json()
         seat = self._seat(granted)
         seat.created = bool(granted.get("created"))
@@ -172,13 +176,16 @@ class Account:
         path = f"/accounts/{account_id or self.id}/games"
         params = _history_params(filters)
         headers = {"Accept": "application/x-ndjson", "Authorization": f"Bearer {self.token}"}
-        with self.client.http.stream("GET", path, params=params, headers=headers) as answer:
-            if answer.status_code != 200:
-                answer.read()
-                raise CardroomError(answer.status_code, problem(answer), "GET", str(answer.url))
-            for line in answer.iter_lines():
-                if line.strip():
-                    yield AccountGame.from_json(json.loads(line))
+        try:
+            with self.client.http.stream("GET", path, params=params, headers=headers) as answer:
+                if answer.status_code != 200:
+                    answer.read()
+                    raise refused(answer, "GET")
+                for line in answer.iter_lines():
+                    if line.strip():
+                        yield AccountGame.from_json(json.loads(line))
+        except httpx.TransportError as exc:  # not retried: the caller resumes with ``since``
+            raise Unavailable(f"GET {self.client.base_url}{path}", describe(exc), 0.0) from exc
 
     # --- challenges --------------------------------------------------------------------------
 
@@ -197,9 +204,7 @@ class Account:
         play it (this one in the first seat no bot holds, theirs in the next): any other seat
         is a bot's (``players`` = 2 + ``len(bots)``). It comes on their stream; unanswered, it
         expires (``expires_at``)."""
-        body = _game_body(game, players, rules, bots, turn_seconds)
-        if private:
-            body["visibility"] = "private"
+        body = game_body(game, players, rules, bots, turn_seconds, private)
         return Challenge.from_json(self._post(f"/accounts/{account_id}/challenges", body).json())
 
     def challenges(self) -> Challenges:
@@ -228,10 +233,10 @@ class Account:
     # --- requests ----------------------------------------------------------------------------
 
     def _get(self, path: str, params: dict[str, Any] | None = None) -> Any:
-        return self.client.request("GET", path, token=self.token, params=params)
+        return _Answer(self.client.request("GET", path, token=self.token, params=params))
 
     def _post(self, path: str, body: Any) -> Any:
-        return self.client.request("POST", path, json=body, token=self.token)
+        return _Answer(self.client.request("POST", path, json=body, token=self.token))
 
     def _seat(self, granted: dict[str, Any]) -> Seat:
         """The seat an answer grants, acted for by the account's token."""
@@ -244,24 +249,6 @@ def _challenge_id(challenge: Challenge | str) -> str:
     return challenge if isinstance(challenge, str) else challenge.challenge_id
 
 
-def _game_body(
-    game: GameKind,
-    players: int,
-    rules: dict[str, Any] | None,
-    bots: Sequence[BotSeat],
-    turn_seconds: int | None,
-) -> dict[str, Any]:
-    """A game's rules as ``POST /games`` takes them (challenges and quick match too)."""
-    body: dict[str, Any] = {"game": game, "players": players}
-    if rules:
-        body["rules"] = rules
-    if bots:
-        body["bots"] = [bot.to_json() for bot in bots]
-    if turn_seconds is not None:
-        body["turn_seconds"] = turn_seconds
-    return body
-
-
 def _history_params(filters: dict[str, Any]) -> dict[str, Any]:
     params = {}
     for key, value in filters.items():
@@ -269,3 +256,13 @@ def _history_params(filters: dict[str, Any]) -> dict[str, Any]:
             continue
         params[key] = value.isoformat() if isinstance(value, datetime) else value
     return params
+
+
+class _Answer:
+    """An answer whose ``json()`` raises ProtocolError (a CardroomError), not ValueError."""
+
+    def __init__(self, answer: httpx.Response) -> None:
+        self.answer = answer
+
+    def json(self) -> Any:
+        return decoded(self.answer)

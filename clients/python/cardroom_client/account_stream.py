@@ -7,6 +7,8 @@
   may come again. Each item carries its ``id``; one already yielded is skipped. The turns a new
   stream starts with (``id`` null) are not deduplicated: there is nothing to tell them by, and
   they say what is true now.
+- The service unreachable (a restart, say): tried again until the client's retry budget is
+  spent (``Unavailable``), then resumed with ``Last-Event-ID``.
 - ``429 too_many_streams`` or ``503``: no stream is opened again before ``Retry-After`` seconds
   (an account has no long poll to fall back on: its games' turns come when it is reopened).
 - A message that is not an item (no JSON object with a ``type``) is skipped: a newer service
@@ -23,8 +25,8 @@ from typing import TYPE_CHECKING
 import httpx
 
 from .account_models import Item
-from .retry import CardroomError, problem, retry_after
-from .stream import MAX_FAILURES, backoff, open_sse, sse_messages
+from .retry import refused, retry_after
+from .stream import open_sse, sse_messages
 
 if TYPE_CHECKING:
     from .client import Client
@@ -32,6 +34,7 @@ if TYPE_CHECKING:
 PATH = "/accounts/me/stream"
 REMEMBERED = 10_000  # item ids kept to skip repeats (a repeat comes soon after its first)
 QUICK_END = 1.0  # seconds: a stream that ends this soon having sent nothing is paced
+QUICK_PAUSE = 0.5  # seconds: this much
 
 
 class Seen:
@@ -56,40 +59,40 @@ class Seen:
 def follow_account(client: Client, token: str, after: str | None = None) -> Iterator[Item]:
     """Every item of the account's stream, after the message id ``after`` (None: a new stream,
     starting with the turns waiting now), for as long as the caller reads."""
-    last, failures, seen = after, 0, Seen()
+    last, seen = after, Seen()
+    patience = client.patience(f"GET {client.base_url}{PATH}")
     while True:
         opened = time.monotonic()
         try:
             answer = open_sse(client, PATH, token, last)
-        except httpx.TransportError:
-            failures += 1
-            if failures >= MAX_FAILURES:
-                raise
-            client.sleep(backoff(failures))
+        except httpx.TransportError as exc:
+            client.sleep(patience.transport_failed(exc))
             continue
-        sent = False
+        sent, dropped = False, None
         try:
             if answer.status_code == 200:
                 try:
                     for event_id, _kind, data in sse_messages(answer.iter_lines()):
-                        last, failures, sent = event_id or last, 0, True
+                        last, sent = event_id or last, True
+                        patience.ok()
                         item = _item(event_id, data)
                         if item is not None and seen.first_time(item):
                             yield item
-                except httpx.TransportError:
-                    failures += 1
-                    if failures >= MAX_FAILURES:
-                        raise
-                if not sent and time.monotonic() - opened < QUICK_END:
-                    client.sleep(backoff(failures + 1))  # not a tight loop of empty streams
-                continue  # the stream ended: resume after `last`
-            if answer.status_code not in (429, 503):  # a request that will not succeed
+                except httpx.TransportError as exc:
+                    dropped = exc
+            elif answer.status_code not in (429, 503):  # a request that will not succeed
                 answer.read()
-                raise CardroomError(answer.status_code, problem(answer), "GET", str(answer.url))
-            wait = retry_after(answer)
+                raise refused(answer, "GET")
+            else:
+                wait = patience.busy(answer) if answer.status_code == 503 else retry_after(answer)
         finally:
             answer.close()
-        client.sleep(wait)
+        if dropped is not None:
+            client.sleep(patience.transport_failed(dropped))
+        elif answer.status_code != 200:
+            client.sleep(wait)
+        elif not sent and time.monotonic() - opened < QUICK_END:
+            client.sleep(QUICK_PAUSE)  # not a tight loop of empty streams
 
 
 def _item(event_id: str, data: str) -> Item | None:

@@ -4,11 +4,13 @@ its one account stream, and accepts the challenges offered to it."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import inspect
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 from .account_models import CHALLENGE, GAME_FINISHED, YOUR_TURN, Item
 from .client import Seat
+from .errors import CardroomError
 from .models import (
     Move,
     SequencePass,
@@ -18,10 +20,10 @@ from .models import (
     SushiGoView,
     View,
 )
-from .retry import CardroomError
 
 if TYPE_CHECKING:
     from .account import Account
+    from .aio import AsyncSeat
 
 # Refusals that mean the game moved on since the view the move was chosen in: read it again.
 MOVED_ON = frozenset({"stale_move", "already_picked", "not_your_turn", "seat_taken_over"})
@@ -51,6 +53,34 @@ class Bot:
             else:  # the events ran out (the game's last was sent): see where it stands
                 view = self._act(seat, seat.view())
         self.game_over(view)
+        return view
+
+    async def play_async(self, seat: AsyncSeat) -> View:
+        """``play``, for a seat of an ``AsyncClient``: the same loop, awaited. ``choose`` may
+        be a coroutine function (a bot that asks a model over the network, say)."""
+        view = await self._act_async(seat, await seat.view())
+        after = 0
+        while view.status not in OVER:
+            async for event in seat.events(after):
+                after = event.version
+                view = await self._act_async(seat, await seat.view())
+                if view.status in OVER:
+                    break
+            else:  # the events ran out (the game's last was sent): see where it stands
+                view = await self._act_async(seat, await seat.view())
+        self.game_over(view)
+        return view
+
+    async def _act_async(self, seat: AsyncSeat, view: View) -> View:
+        while view.my_move:
+            chosen: Move | Awaitable[Move] = self.choose(view)
+            move = await chosen if inspect.isawaitable(chosen) else chosen
+            try:
+                view = await seat.move(move)
+            except CardroomError as refused:
+                if refused.code not in MOVED_ON:
+                    raise
+                view = await seat.view()
         return view
 
     def play_account(

@@ -7,24 +7,32 @@ answer that holds a secret (a seat's token, an invitation) is replayed only to t
 sent that secret, whatever network the retry comes from. A request is retried when it timed out
 or its connection dropped (it may or may not have taken effect: the key makes it take effect
 once), and after ``Retry-After`` seconds when answered ``429``, ``503`` or
-``409 too_many_conflicts``. Every receipt an answer carries is verified against the service's
-keys as it arrives and kept (``client.receipts(game)``) for ``client.audit(game)``. A webhook
-delivery is checked with the same published keys: ``client.verify_webhook(body, headers)``."""
+``409 too_many_conflicts``, for as long as the retry budget allows (``retry_budget``, 120 s by
+default; then ``Unavailable`` or ``RateLimited``: retry.py, errors.py). Every receipt an
+answer carries is verified against the service's keys as it arrives and kept
+(``client.receipts(game)``) for ``client.audit(game)``. A webhook delivery is checked with
+the same published keys: ``client.verify_webhook(body, headers)``."""
 
 from __future__ import annotations
 
-import secrets
 import time
-import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
 
 import httpx
 
+from .base import (
+    OK,
+    POLL_SECONDS,
+    TIMEOUT,
+    ClientBase,
+    game_body,
+    game_id_of,
+    join_body,
+    wait_params,
+)
 from .models import BotSeat, Event, GameKind, Move, View, parse_view
-from .receipts import KeySet, ReceiptError, from_header
-from .retry import CardroomError, is_busy, problem, retry_after
+from .retry import RETRY_BUDGET, decoded
 from .stream import follow
 from .webhooks import TOLERANCE, WebhookKeys
 
@@ -32,36 +40,31 @@ if TYPE_CHECKING:
     from .account import Account
     from .account_models import AccountInfo
 
-POLL_SECONDS = 30.0  # the longest long poll the service holds (wait_seconds)
-# Reads wait longer than the longest long poll, and than the stream's 15 s heartbeat.
-TIMEOUT = httpx.Timeout(10.0, read=POLL_SECONDS + 15.0)
-RETRIES = 8
+__all__ = ["POLL_SECONDS", "TIMEOUT", "Client", "Game", "Seat", "game_id_of"]
 
 
-class Client:
-    """A cardroom service at ``base_url``. ``sleep`` waits between tries (``time.sleep``)."""
+class Client(ClientBase):
+    """A cardroom service at ``base_url``. ``sleep`` waits between tries (``time.sleep``);
+    ``retry_budget`` and ``retries``: see ClientBase; ``http``: an ``httpx.Client`` of your
+    own (its ``base_url`` the service's)."""
 
     def __init__(
         self,
         base_url: str,
         *,
         timeout: httpx.Timeout = TIMEOUT,
-        retries: int = RETRIES,
+        retry_budget: float = RETRY_BUDGET,
+        retries: int | None = None,
         verify_receipts: bool = True,
         sleep: Callable[[float], None] = time.sleep,
         http: httpx.Client | None = None,
     ) -> None:
-        self.base_url = base_url.rstrip("/")
+        super().__init__(
+            base_url, retry_budget=retry_budget, retries=retries, verify_receipts=verify_receipts
+        )
         self.http = http or httpx.Client(base_url=self.base_url, timeout=timeout)
-        self.retries = retries
         self.sleep = sleep
-        self.keys = KeySet(self._published_keys)
-        self.webhook_keys = WebhookKeys(self._published_keys)
-        self.verify_receipts = verify_receipts
-        self._receipts: dict[str, list[dict[str, Any]]] = {}
-        # Binds a replayed answer's secret to this client, not to its address (which changes
-        # when a phone moves from Wi-Fi to a mobile network between a request and its retry).
-        self.idempotency_secret: str | None = secrets.token_urlsafe(32)
+        self.webhook_keys = WebhookKeys(self._fetch_keys_now)
 
     def close(self) -> None:
         self.http.close()
@@ -82,35 +85,38 @@ class Client:
         json: Any = None,
         token: str | None = None,
         params: dict[str, Any] | None = None,
-        ok: Sequence[int] = (200, 201, 204),
+        ok: Sequence[int] = OK,
     ) -> httpx.Response:
         """One request, retried by the rule above; its answer if its status is in ``ok``, else
-        CardroomError. A POST's receipt is verified and kept before the answer is returned."""
-        headers = {"Authorization": f"Bearer {token}"} if token else {}
-        if method == "POST":
-            headers["Idempotency-Key"] = str(uuid.uuid4())  # one key for every retry
-            if self.idempotency_secret:
-                headers["Idempotency-Secret"] = self.idempotency_secret
-        for attempt in range(self.retries):
+        Refused (RateLimited, Unavailable: see errors.py). A POST's receipt is verified and
+        kept before the answer is returned."""
+        headers = self.headers(method, token)
+        patience = self.patience(f"{method} {self.base_url}{path}")
+        while True:
             try:
                 answer = self.http.request(method, path, json=json, headers=headers, params=params)
-            except httpx.TransportError:
-                if attempt + 1 == self.retries:
-                    raise
-                self.sleep(min(0.2 * 2**attempt, 5.0))  # taken effect or not: the key knows
+            except httpx.TransportError as exc:
+                self.sleep(patience.transport_failed(exc))  # taken effect or not: the key knows
                 continue
-            if is_busy(answer) and attempt + 1 < self.retries:
-                self.sleep(retry_after(answer))
-                continue
-            break
-        if answer.status_code not in ok:
-            raise CardroomError(answer.status_code, problem(answer), method, str(answer.url))
-        if method == "POST" and answer.content:
-            self._keep_receipt(answer)
+            pause = self.pause_for(answer, patience)
+            if pause is None:
+                break
+            self.sleep(pause)
+        self.check(answer, method, ok)
+        if method == "POST":
+            receipt = self.receipt_in(answer)
+            if receipt is not None:
+                if self.needs_keys(receipt):
+                    self.keys.load(self._fetch_keys_now())
+                self.keep(receipt)
         return answer
 
-    def _published_keys(self) -> Any:
-        return self.request("GET", "/.well-known/cardroom-keys").json()
+    def json(self, method: str, path: str, **kwargs: Any) -> Any:
+        """``request``'s answer as JSON (ProtocolError if it is not)."""
+        return decoded(self.request(method, path, **kwargs))
+
+    def _fetch_keys_now(self) -> Any:
+        return self.json("GET", "/.well-known/cardroom-keys")
 
     def verify_webhook(
         self, body: bytes, headers: Mapping[str, str], *, tolerance: int = TOLERANCE
@@ -119,20 +125,6 @@ class Client:
         published keys (fetched once and kept; fetched again when none verifies, for a rotated
         key) and its timestamp is within ``tolerance`` seconds; else ``WebhookError``."""
         return self.webhook_keys.verify(body, headers, tolerance=tolerance)
-
-    def _keep_receipt(self, answer: httpx.Response) -> None:
-        body = answer.json()
-        receipt = body.get("receipt") if isinstance(body, dict) else None
-        if receipt is None:
-            return
-        header = answer.headers.get("Cardroom-Receipt")
-        if header is not None and from_header(header) != receipt:
-            raise ReceiptError("the Cardroom-Receipt header and the body's receipt differ")
-        if self.verify_receipts:
-            self.keys.verify(receipt)
-        kept = self._receipts.setdefault(receipt["game_id"], [])
-        if receipt not in kept:  # a retry replays the first answer, receipt included
-            kept.append(receipt)
 
     # --- games --------------------------------------------------------------------------------
 
@@ -149,19 +141,8 @@ class Client:
     ) -> Game:
         """A new game (``rules``: the game's options besides ``players``; ``rated``: it counts
         for its players' ratings, and every person joins it as an account)."""
-        body: dict[str, Any] = {"game": game, "players": players}
-        if rules:
-            body["rules"] = rules
-        if bots:
-            body["bots"] = [bot.to_json() for bot in bots]
-        if turn_seconds is not None:
-            body["turn_seconds"] = turn_seconds
-        if private:
-            body["visibility"] = "private"
-        if rated:
-            body["rated"] = True
-        answer = self.request("POST", "/games", json=body)
-        created = answer.json()
+        body = game_body(game, players, rules, bots, turn_seconds, private, rated)
+        created = self.json("POST", "/games", json=body)
         return Game(self, str(created["game_id"]), created.get("invitation"))
 
     def game(self, game: str) -> Game:
@@ -200,26 +181,15 @@ class Client:
         """``GET /accounts/{account_id}``: an account as anyone may see it."""
         from .account_models import AccountInfo
 
-        return AccountInfo.from_json(self.request("GET", f"/accounts/{account_id}").json())
-
-    def receipts(self, game: Game | str) -> list[dict[str, Any]]:
-        """The receipts kept for ``game`` (every seat's, in the order they came)."""
-        return list(self._receipts.get(game_id_of(game), ()))
+        return AccountInfo.from_json(self.json("GET", f"/accounts/{account_id}"))
 
     def audit(self, game: Game | str) -> dict[str, Any]:
         """``POST /games/{id}/audit`` with the receipts kept: the audit report (``ok`` false when
         a check fails or a kept receipt is refused, listed in ``receipts.refused``)."""
         gid = game_id_of(game)
         body = {"receipts": self.receipts(gid)}
-        report: dict[str, Any] = self.request("POST", f"/games/{gid}/audit", json=body).json()
+        report: dict[str, Any] = self.json("POST", f"/games/{gid}/audit", json=body)
         return report
-
-
-def game_id_of(game: Game | str) -> str:
-    if isinstance(game, Game):
-        return game.id
-    path = urlsplit(game).path.rstrip("/") if "/" in game else game
-    return path.rsplit("/", 1)[-1]
 
 
 class Game:
@@ -238,14 +208,13 @@ class Game:
         return self.client.base_url + self.path
 
     def view(self) -> View:
-        return parse_view(self.client.request("GET", self.path, token=self.token).json())
+        return parse_view(self.client.json("GET", self.path, token=self.token))
 
     def wait(self, after: int, seconds: float = POLL_SECONDS) -> View:
         """The long poll: the view as soon as the game's version passes ``after``, or after
         ``seconds`` (at most 30) as it is."""
-        params = {"wait_after": after, "wait_seconds": min(seconds, POLL_SECONDS)}
-        answer = self.client.request("GET", self.path, token=self.token, params=params)
-        return parse_view(answer.json())
+        params = wait_params(after, seconds)
+        return parse_view(self.client.json("GET", self.path, token=self.token, params=params))
 
     def events(self, after: int = 0, *, follow_rematch: bool = False) -> Iterator[Event]:
         """Every event after version ``after``, live, until the game's last (see stream.py).
@@ -256,8 +225,8 @@ class Game:
         return follow(self.client, self.path, self.token, after, follow_rematch)
 
     def join(self, name: str, invitation: str | None = None) -> Seat:
-        body = {"name": name} | ({"invitation": invitation} if invitation else {})
-        granted = self.client.request("POST", f"{self.path}/players", json=body).json()
+        body = join_body(name, invitation)
+        granted = self.client.json("POST", f"{self.path}/players", json=body)
         return Seat(self.client, self.id, granted["seat"], granted["name"], granted["token"])
 
 
@@ -273,11 +242,9 @@ class Seat(Game):
 
     def move(self, move: Move) -> View:
         """Send ``move``; the view after it. A move for a turn that is over raises
-        CardroomError ``409 stale_move`` (read the view again)."""
-        answer = self.client.request(
-            "POST", f"{self.path}/moves", json=move.to_json(), token=self.token
-        )
-        return parse_view(answer.json())
+        Refused ``409 stale_move`` (read the view again)."""
+        path, body = f"{self.path}/moves", move.to_json()
+        return parse_view(self.client.json("POST", path, json=body, token=self.token))
 
     def leave(self) -> None:
         """Give the seat up before the start."""
@@ -286,9 +253,8 @@ class Seat(Game):
     def rematch(self) -> Seat:
         """A seat in this finished game's rematch (same rules, bots and table), which the first
         player to ask creates: the new game's seat, under this seat's name, with its token.
-        Before the end: CardroomError ``409 game_not_over``."""
-        answer = self.client.request("POST", f"{self.path}/rematch", token=self.token)
-        granted = answer.json()
+        Before the end: Refused ``409 game_not_over``."""
+        granted = self.client.json("POST", f"{self.path}/rematch", token=self.token)
         return Seat(
             self.client, str(granted["game_id"]), granted["seat"], granted["name"], granted["token"]
         )

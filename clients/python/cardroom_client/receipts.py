@@ -16,11 +16,13 @@ from typing import Any
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
+from .errors import CardroomError
+
 FORMAT = "cardroom-receipt/1"
 SIGNED = ("format", "game_id", "version", "commitment", "kid")
 
 
-class ReceiptError(Exception):
+class ReceiptError(CardroomError):
     """A receipt that does not verify: the answer it came with is not the service's word."""
 
 
@@ -36,18 +38,29 @@ def signed_bytes(receipt: Mapping[str, Any]) -> bytes:
 
 class KeySet:
     """The service's public keys by ``kid``, fetched with ``fetch`` (the JWK Set as JSON) when a
-    receipt names a key not known yet (a key rotated in since the last fetch)."""
+    receipt names a key not known yet (a key rotated in since the last fetch). Without
+    ``fetch`` (the AsyncClient, which fetches by itself): ``knows`` and ``load``."""
 
-    def __init__(self, fetch: Callable[[], Any]) -> None:
+    def __init__(self, fetch: Callable[[], Any] | None = None) -> None:
         self._fetch = fetch
         self._keys: dict[str, Ed25519PublicKey] = {}
 
-    def key(self, kid: str) -> Ed25519PublicKey:
-        if kid not in self._keys:
-            for jwk in self._fetch().get("keys", []):
-                if jwk.get("kty") == "OKP" and jwk.get("crv") == "Ed25519" and "kid" in jwk:
+    def knows(self, kid: Any) -> bool:
+        return kid in self._keys
+
+    def load(self, jwks: Any) -> None:
+        """Add the Ed25519 keys of a JWK Set."""
+        for jwk in jwks.get("keys", []) if isinstance(jwks, Mapping) else []:
+            if jwk.get("kty") == "OKP" and jwk.get("crv") == "Ed25519" and "kid" in jwk:
+                try:
                     raw = unb64url(jwk["x"])
                     self._keys[jwk["kid"]] = Ed25519PublicKey.from_public_bytes(raw)
+                except (KeyError, ValueError):
+                    continue  # a malformed entry verifies nothing
+
+    def key(self, kid: str) -> Ed25519PublicKey:
+        if kid not in self._keys and self._fetch is not None:
+            self.load(self._fetch())
         if kid not in self._keys:
             raise ReceiptError(f"the receipt is signed by key {kid!r}, which the service lists not")
         return self._keys[kid]

@@ -7,6 +7,9 @@ the fallback.
 - ``429 too_many_streams`` or ``503``: no stream is opened again before ``Retry-After``
   seconds. Meanwhile the game is followed by the long poll (``GET /games/{id}?wait_after=…``,
   then ``GET /games/{id}/events?after=…``); a long poll refused as well is waited out.
+- The service unreachable (a restart, say): tried again after a pause (retry.py) until the
+  client's retry budget is spent (``Unavailable``); then the stream resumes after the last
+  event yielded, so that nothing is lost or repeated.
 - The read timeout is longer than the stream's heartbeat and the long poll's wait.
 - A finished game's rematch comes as one more message (``event: rematch``, id ``<version>r``):
   it is yielded as an Event of type ``rematch`` and ends the iterator; with ``follow_rematch``
@@ -24,104 +27,116 @@ from typing import TYPE_CHECKING, Any
 import httpx
 
 from .models import Event
-from .retry import CardroomError, problem, retry_after
+from .retry import refused, retry_after
 
 if TYPE_CHECKING:
     from .client import Client
 
 STREAM_TIMEOUT = httpx.Timeout(10.0, read=45.0)  # the server sends a heartbeat every 15 s
-MAX_FAILURES = 8  # connection failures in a row before giving up
 FINAL = ("game_ended", "game_cancelled")  # nothing follows them (but a rematch)
 REMATCH = "rematch"
 OVER_PAUSE = 5.0  # seconds between long polls of a finished game while waiting for its rematch
 
 
-def backoff(failures: int) -> float:
-    """Seconds to wait before trying again after ``failures`` failed connections in a row."""
-    return min(0.2 * 2.0**failures, 5.0)
-
-
-def _done(event: Event, follow_rematch: bool) -> bool:
+def done(event: Event, follow_rematch: bool) -> bool:
     """Whether ``event`` is the last the iterator yields."""
     if event.type == REMATCH or event.type == "game_cancelled":
         return True
     return event.type in FINAL and not follow_rematch
 
 
-def sse_messages(lines: Iterator[str]) -> Iterator[tuple[str, str, str]]:
-    """(id, event, data) of each message of a text/event-stream (comments and ``retry:`` are
-    skipped; ``data:`` lines of one message are joined with newlines)."""
-    event_id, kind, data = "", "", list[str]()
-    for line in lines:
+class SSE:
+    """A text/event-stream parser without input or output: ``feed`` it each line; it returns
+    (id, event, data) when a line ends a message (comments and ``retry:`` are skipped;
+    ``data:`` lines of one message are joined with newlines). The id is kept across messages."""
+
+    def __init__(self) -> None:
+        self.event_id, self.kind, self.data = "", "", list[str]()
+
+    def feed(self, line: str) -> tuple[str, str, str] | None:
         if line == "":
-            if data:
-                yield event_id, kind, "\n".join(data)
-            kind, data = "", []
-        elif line.startswith(":"):
-            continue
-        else:
-            name, _, value = line.partition(":")
-            value = value[1:] if value.startswith(" ") else value
-            if name == "id":
-                event_id = value
-            elif name == "event":
-                kind = value
-            elif name == "data":
-                data.append(value)
+            message = (self.event_id, self.kind, "\n".join(self.data)) if self.data else None
+            self.kind, self.data = "", []
+            return message
+        if line.startswith(":"):
+            return None
+        name, _, value = line.partition(":")
+        value = value[1:] if value.startswith(" ") else value
+        if name == "id":
+            self.event_id = value
+        elif name == "event":
+            self.kind = value
+        elif name == "data":
+            self.data.append(value)
+        return None
+
+
+def sse_messages(lines: Iterator[str]) -> Iterator[tuple[str, str, str]]:
+    """(id, event, data) of each message of a text/event-stream."""
+    parser = SSE()
+    for line in lines:
+        message = parser.feed(line)
+        if message is not None:
+            yield message
 
 
 def follow(
     client: Client, path: str, token: str | None, after: int, follow_rematch: bool = False
 ) -> Iterator[Event]:
     """Every event of the game at ``path`` after version ``after``, until its last (and its
-    rematch's announcement)."""
-    last, failures = after, 0
+    rematch's announcement). A service unreachable (or answering 503) for longer than the
+    client's retry budget raises Unavailable."""
+    last = after
+    patience = client.patience(f"GET {client.base_url}{path}/stream")
     while True:
         try:
             answer = _open(client, path, token, last, follow_rematch)
-        except httpx.TransportError:
-            failures += 1
-            if failures >= MAX_FAILURES:
-                raise
-            client.sleep(backoff(failures))
+        except httpx.TransportError as exc:
+            client.sleep(patience.transport_failed(exc))
             continue
+        dropped: httpx.TransportError | None = None
         try:
             status = answer.status_code
             if status == 204:
                 return
             if status == 200:
+                patience.ok()
                 try:
                     for event in _read(answer):
-                        last, failures = event.version, 0
+                        last = event.version
                         yield event
-                        if _done(event, follow_rematch):
+                        if done(event, follow_rematch):
                             return
-                except httpx.TransportError:
-                    failures += 1
-                    if failures >= MAX_FAILURES:
-                        raise
-                continue  # the stream ended: resume after `last`
-            if status not in (429, 503):  # a request that will not succeed
+                except httpx.TransportError as exc:
+                    dropped = exc
+            elif status not in (429, 503):  # a request that will not succeed
                 answer.read()
-                raise CardroomError(status, problem(answer), "GET", str(answer.url))
-            wait = retry_after(answer)
+                raise refused(answer, "GET")
+            else:
+                wait = patience.busy(answer) if status == 503 else retry_after(answer)
         finally:
             answer.close()
+        if dropped is not None:  # a worker stopped, or the connection dropped: resume
+            client.sleep(patience.transport_failed(dropped))
+            continue
+        if status == 200:
+            continue  # the stream ended: resume after `last`
         for event in _poll(client, path, token, last, wait):
             last = event.version
+            patience.ok()
             yield event
-            if _done(event, follow_rematch):
+            if done(event, follow_rematch):
                 return
 
 
 def _read(answer: httpx.Response) -> Iterator[Event]:
     for event_id, kind, data in sse_messages(answer.iter_lines()):
-        event = _message(event_id, kind, data)
+        event = message(event_id, kind, data)
         if event is not None:
             yield event
 
 
-def _message(event_id: str, kind: str, data: str) -> Event | None:
+def message(event_id: str, kind: str, data: str) -> Event | None:
     """The Event a stream's message stands for: an event of the log, the rematch's announcement
     (its id: the game's last version then ``r``), or None for what this client does not know."""
     try:

@@ -24,6 +24,7 @@ from typing import Any
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
+from .errors import CardroomError
 from .receipts import unb64url
 
 TOLERANCE = 300  # seconds a delivery's timestamp may be from now, either way (the spec's 5 min)
@@ -31,7 +32,7 @@ MAX_SIGNATURES = 8  # v1a entries tried per delivery: a header cannot make a rec
 REFETCH_AFTER = 30.0  # seconds between two fetches of the keys caused by a failing delivery
 
 
-class WebhookError(Exception):
+class WebhookError(CardroomError):
     """A delivery that is not shown to be the service's, now: answer it 4xx and act on nothing.
     ``reason``: ``headers`` (missing or malformed), ``timestamp`` (too old or too new: a replay,
     or a clock off), ``signature`` (no v1a signature verifies with the published keys), or
