@@ -80,6 +80,10 @@ def patroni_config(
         "name": member.name,
         "log": {"level": "INFO", "dir": str(member.folder), "file_num": 1},
         "restapi": {"listen": f"{a}:{API_PORT}", "connect_address": f"{a}:{API_PORT}"},
+        # No watchdog: the hosts are namespaces of one kernel, and one /dev/watchdog would
+        # reboot the machine; Patroni's default (automatic) logged "not supported" on every
+        # loop (docs/scaling.md, "Fencing", says how to set one up in production).
+        "watchdog": {"mode": "off"},
         "etcd3": {"hosts": [f"{m.host.address}:{ETCD_CLIENT}" for m in members]},
         "bootstrap": {
             "dcs": {
