@@ -76,7 +76,9 @@ class CreateGame(NamedTuple):
     ``bots`` reserve seats for bots; ``turn_seconds`` times every turn (the service enforces it:
     the domain only records it). ``seed`` deals when bots take every seat at creation.
     ``name_rule``: the seat names rule the game is created under (recorded in
-    ``game_created``; see domain/names.py)."""
+    ``game_created``; see domain/names.py). ``last_card_auto``: Sushi Go! (zoch) picks every
+    last one-card hand automatically (S5, S9's default; issue 39); False re-decides a game
+    created before, whose ``game_created`` does not record it."""
 
     options: Mapping[str, Any]
     seed_commitment: str
@@ -85,6 +87,7 @@ class CreateGame(NamedTuple):
     turn_seconds: int | None = None
     # NAME_RULE; 1: the light table before UTS #39; 0: a game created before names were checked
     name_rule: int = 2
+    last_card_auto: bool = True
 
 
 class TakeSeat(NamedTuple):

@@ -6,7 +6,7 @@ its rules parser, its bot kinds and what starting means (its deal)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Generic, TypeVar
 
 from . import names
@@ -61,9 +61,11 @@ def create(
     bot_kinds: Sequence[str],
     shuffle: str,
     start: Start,
+    recorded: Callable[[Any, CreateGame], Mapping[str, Any]] | None = None,
 ) -> None:
     """``game_created``: the rules, the seed commitment (S18/Q2), bots and the turn clock only
-    when used (games without them record what they always did)."""
+    when used (games without them record what they always did); ``recorded`` adds what a game
+    records beside its rules (given the parsed rules and the command)."""
     if log.state.rules is not None:
         raise conflict("game_exists", "this game has already been created")
     rules = parse_rules(command.options)
@@ -81,6 +83,8 @@ def create(
         data["turn_seconds"] = seconds
     if command.name_rule:
         data["name_rule"] = command.name_rule
+    if recorded is not None:
+        data.update(recorded(rules, command))
     log.record(Event(GAME_CREATED, data))
     seat_bots(log, command.seed, start)
 
@@ -143,6 +147,7 @@ def create_command(data: Any, seed: bytes) -> CreateGame:
         bots_from_json(data.get("bots")),
         data.get("turn_seconds"),
         data.get("name_rule", 0),
+        bool(data.get("last_card_auto", False)),
     )
 
 
