@@ -144,6 +144,59 @@ def test_a_reveal_is_marked_and_says_where_the_nigiri_went(contexts: Any) -> Non
     expect(line).to_contain_text("Ann took Squid nigiri, kept off the wasabi")
 
 
+def test_two_nigiri_of_a_kind_with_chopsticks_one_onto_the_wasabi(contexts: Any) -> None:
+    """Issue 39, item 10: chopsticks took two salmon nigiri with one free wasabi; the table and
+    the server put the first on it and the second beside it (S6, S8), the line said both went
+    on ("scores 6" twice). In Zoch the pick's own order of choices is said (S9)."""
+    page = contexts(width=390, height=844).new_page()
+    _module(page)
+    line = page.locator("#reveal-line")
+    for edition, use_wasabi, said in (
+        (
+            "gamewright",
+            None,
+            "Ann took Salmon nigiri onto the wasabi (scores 6) and Salmon nigiri with chopsticks",
+        ),
+        (
+            "zoch",
+            [False, True],
+            "Ann took Salmon nigiri, kept off the wasabi and Salmon nigiri onto the wasabi"
+            " (scores 6) with chopsticks",
+        ),
+    ):
+        before = _view(edition)
+        before["seats"][0]["tableau"] = {"cards": ["wasabi", "chopsticks"], "on_wasabi": []}
+        after = copy.deepcopy(before)
+        after["version"], after["turn"] = 23, 4
+        after["seats"][0]["tableau"] = {
+            "cards": ["wasabi", "salmon_nigiri", "salmon_nigiri"],  # S7: chopsticks passed on
+            "on_wasabi": ["salmon_nigiri"],
+        }
+        after["seats"][1]["tableau"] = {"cards": ["wasabi", "maki_2", "tempura"], "on_wasabi": []}
+        pick: dict[str, Any] = {
+            "seat": 0,
+            "cards": ["salmon_nigiri", "salmon_nigiri"],
+            "chopsticks": True,
+        }
+        if use_wasabi is not None:
+            pick["use_wasabi"] = use_wasabi
+        revealed = {
+            "version": 23,
+            "type": "turn_revealed",
+            "data": {
+                "round": 1,
+                "turn": 3,
+                "picks": [pick, {"seat": 1, "cards": ["tempura"], "chopsticks": False}],
+            },
+        }
+        page.evaluate(
+            "([b, a]) => { window.__reveal = window.sg.revealOf(b, a); }", [before, after]
+        )
+        _draw(page, after, revealed=revealed)
+        expect(line).to_have_text(f"Turn 3 revealed — {said}; Ben took Tempura")
+        expect(page.locator("section.seat[data-seat='0'] .card.on-wasabi")).to_have_count(1)
+
+
 def test_zoch_offers_the_wasabi_only_when_one_is_free(contexts: Any) -> None:
     """Before: the box appeared, ticked, with no wasabi on the table."""
     page = contexts().new_page()

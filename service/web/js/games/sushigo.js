@@ -222,10 +222,9 @@ export function revealOf(before, after) {
     const dipped = counted(now.on_wasabi.slice(was.on_wasabi.length));
     const plain = new Map([...added].filter(([, n]) => n > 0).map(([kind, n]) => [kind, n - (dipped.get(kind) || 0)]));
     fresh.set(seat, { plain, dipped });
-    const freeBefore = was.cards.filter((c) => c === "wasabi").length - was.on_wasabi.length + (added.get("wasabi") || 0);
-    const freeAfter = freeBefore - (now.on_wasabi.length - was.on_wasabi.length);
-    const off = [...plain].filter(([kind, n]) => isNigiri(kind) && n > 0 && freeAfter > 0).map(([kind]) => kind);
-    wasabi.set(seat, { onto: [...dipped.keys()], off });
+    // The free wasabi before this turn's cards; describePick places them in the pick's order
+    // (S8/S9), so two nigiri of a kind, one onto the wasabi, read as one on and one off.
+    wasabi.set(seat, { free: was.cards.filter((c) => c === "wasabi").length - was.on_wasabi.length, dipped });
   }
   if (one) REVEALS.set(`${before.round}:${before.turn}`, wasabi);
   return { round: before.round, turn: before.turn, fresh };
@@ -427,14 +426,26 @@ function pickBody(view, draft) {
 
 // --- the log ----------------------------------------------------------------------------------
 
+/** The pick's cards as placed, in its order (S8/S9): a wasabi frees one for a nigiri after it,
+ * a nigiri goes onto a free wasabi unless its use_wasabi is false (zoch). "Onto" is said only as
+ * many times as the table showed nigiri of that kind go onto a wasabi, "kept off" only while a
+ * wasabi was free (issue 39, item 10: two salmon with chopsticks and one wasabi were both "onto"). */
+function placedCards(p, seen) {
+  if (!seen) return p.cards.map(cardName);
+  let free = seen.free;
+  const dipped = new Map(seen.dipped);
+  return p.cards.map((c, i) => {
+    if (c === "wasabi") free += 1;
+    if (!isNigiri(c) || free <= 0) return cardName(c);
+    if (p.use_wasabi?.[i] === false || !dipped.get(c)) return `${cardName(c)}, kept off the wasabi`;
+    dipped.set(c, dipped.get(c) - 1);
+    free -= 1;
+    return `${cardName(c)} onto the wasabi (scores ${3 * NIGIRI_POINTS[c]})`;
+  });
+}
+
 function describePick(view, p, seen) {
-  const where = (c) => {
-    if (!isNigiri(c)) return cardName(c);
-    if (seen?.onto.includes(c)) return `${cardName(c)} onto the wasabi (scores ${3 * NIGIRI_POINTS[c]})`;
-    if (seen?.off.includes(c)) return `${cardName(c)}, kept off the wasabi`;
-    return cardName(c);
-  };
-  const cards = p.cards.map(where).join(" and ");
+  const cards = placedCards(p, seen).join(" and ");
   const extra = p.chopsticks ? " with chopsticks" : "";
   const dummy = p.dummy_card ? `, and ${cardName(p.dummy_card)} for the dummy` : "";
   return `${seatName(view, p.seat)} took ${cards}${extra}${dummy}`;
