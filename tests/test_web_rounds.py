@@ -170,3 +170,48 @@ def test_a_tie_is_settled_in_words_as_the_scores_settle_it(
         shown = page.locator(f"#table section.seat[data-seat='{seat['seat']}']")
         assert shown_cards(shown) == Counter(seat["tableau"]["cards"])
     screenshot(page, f"final-tie-{tie.split()[0]}")
+
+
+def _pick_from_below(page: Page, rng: random.Random) -> None:
+    """A card chosen, then Pick pressed from below: the player has scrolled down past the hand
+    (to the table under it), Pick at the top of the viewport."""
+    cards = page.locator("#hand button.pickable")
+    cards.nth(rng.randrange(cards.count())).click()
+    page.locator("#pick").evaluate("el => el.scrollIntoView({ block: 'start' })")
+    before = page.locator("#game").get_attribute("data-version")
+    page.click("#pick")
+    expect(page.locator("#game")).not_to_have_attribute("data-version", before or "")
+
+
+def test_on_a_phone_the_results_come_into_view_and_stay(contexts: Any) -> None:
+    """Issue 39, item 9: after scrolling down to press Pick on a phone, the round summary and
+    the final ranking appeared 2,600-2,800 px above the viewport, and the summary hid itself
+    after 15 s while being read. Now each comes into view where the player is, and the summary
+    stays until Continue or the next pick (the page's own clock is run 20 s on, not waited)."""
+    page = contexts(width=390, height=844).new_page()
+    page.clock.install()  # setTimeout and friends under the test's hand; time flows as usual
+    create_game(page, "Ida", 3, **{"seat-1": "greedy", "seat-2": "greedy"})
+    rng = random.Random(9)
+    summary = page.locator("#round-summary")
+    rounds_seen = 0
+    while my_turn_or_over(page):
+        _pick_from_below(page, rng)
+        if page.locator("#game[data-status=over]").count():
+            break
+        if not summary.count():
+            continue
+        rounds_seen += 1
+        expect(summary.locator("h2")).to_be_in_viewport()
+        expect(page.locator("#round-summary-continue")).to_be_focused()
+        page.clock.run_for(20_000)  # longer than the summary once stayed
+        expect(summary).to_be_visible()
+        expect(summary.locator("h2")).to_be_in_viewport()
+        if rounds_seen == 1:
+            page.click("#round-summary-continue")
+            expect(summary).to_have_count(0)
+        # the second stays until the next pick, which takes it away
+    assert rounds_seen == 2
+    expect(page.locator("#final #ranking")).to_be_visible()
+    expect(page.locator("#final h2")).to_be_in_viewport()
+    expect(page.locator("#final")).to_be_focused()
+    screenshot(page, "results-in-view-phone")
