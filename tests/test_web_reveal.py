@@ -17,6 +17,8 @@ from playwright.sync_api import Page, expect
 from test_web_sushigo import create_game
 from web_support import SHOTS, screenshot
 
+from domain.sushigo.cards import display_names
+
 pytest_plugins = ["api_fixtures", "web_fixtures"]
 
 KINDS = [
@@ -241,6 +243,27 @@ def test_every_card_kind_has_its_own_face_legible_on_a_phone(contexts: Any) -> N
     expect(cards.nth(9).locator(".face")).to_have_text("next nigiri ×3")
     SHOTS.mkdir(parents=True, exist_ok=True)
     page.locator("#hand").screenshot(path=str(SHOTS / "card-faces-phone.png"))
+
+
+def test_zoch_cards_show_their_own_pictures(contexts: Any) -> None:
+    """Issue 39, item 11: Zoch prints tuna nigiri and mussels (the squid nigiri and dumpling
+    kinds, S1's table); their pictures were the squid's and the dumpling's."""
+    page = contexts(width=360, height=740).new_page()
+    _module(page)
+    pictures = {}
+    for edition in ("gamewright", "zoch"):
+        view = _view(edition)
+        view["card_names"] = display_names(edition)
+        view["you"]["hand"] = ["squid_nigiri", "dumpling"]
+        _draw(page, view)
+        cards = page.locator("#hand button.pickable")
+        for i, kind in enumerate(["squid_nigiri", "dumpling"]):
+            pictures[(edition, kind)] = cards.nth(i).locator("svg.art").inner_html()
+    expect(page.locator("#hand button.pickable").nth(0)).to_contain_text("Tuna nigiri")
+    expect(page.locator("#hand button.pickable").nth(1)).to_contain_text("Mussels")
+    for kind in ("squid_nigiri", "dumpling"):
+        assert pictures[("zoch", kind)] != pictures[("gamewright", kind)], kind
+    page.locator("#hand").screenshot(path=str(SHOTS / "zoch-faces-phone.png"))
 
 
 def test_the_replay_shows_the_same_faces(contexts: Any, live_server: Any) -> None:

@@ -46,6 +46,8 @@ export const cardName = (card) => {
   return CARD_NAMES[card] || card;
 };
 const isNigiri = (card) => card.endsWith("_nigiri");
+// The picture of the card the edition prints (zoch's tuna nigiri and mussels have their own).
+const picture = (card) => art(printed[card] || card);
 
 function face(kind, text = FACES[kind] || "") {
   return h("small", { class: "face" }, text);
@@ -54,7 +56,7 @@ function face(kind, text = FACES[kind] || "") {
 /** A card: its face (drawn), its name, then its value and set rule. */
 function card(kind, attrs = {}, extra = null, rule = undefined) {
   const { class: more, ...rest } = attrs;
-  return h("span", { class: `card sg-${kind}${more ? ` ${more}` : ""}`, ...rest }, art(kind), h("span", { class: "name" }, cardName(kind)), extra, face(kind, rule));
+  return h("span", { class: `card sg-${kind}${more ? ` ${more}` : ""}`, ...rest }, picture(kind), h("span", { class: "name" }, cardName(kind)), extra, face(kind, rule));
 }
 
 function cardList(cards) {
@@ -340,7 +342,7 @@ function hand(view, draft, { onChange, onMove }) {
         },
         onkeydown: (event) => onkeydown(event, i),
       },
-      art(c),
+      picture(c),
       h("span", { class: "name" }, cardName(c)),
       face(c),
       order >= 0 && max > 1 ? h("span", { class: "order" }, ` #${order + 1}`) : null,
