@@ -27,6 +27,10 @@ VARIANTS = {
 }
 
 
+def plural(n: int, one: str) -> str:
+    return f"{n} {one}" if n == 1 else f"{n} {one}s"
+
+
 def check_summary(page: Page, sheet: dict[str, Any]) -> int:
     """The round summary on the page against the API's score sheet; returns its round."""
     summary = page.locator("#round-summary")
@@ -39,7 +43,7 @@ def check_summary(page: Page, sheet: dict[str, Any]) -> int:
         expect(row.locator("td").first).to_contain_text(str(seat["maki"]["points"]))
         icons = seat["maki"].get("icons", 0)
         expect(summary.locator(".maki-standings")).to_contain_text(
-            f"{seat['name']} {icons} icon{'' if icons == 1 else 's'} → {seat['maki']['points']}"
+            f"{seat['name']}: {plural(icons, 'icon')}, {plural(seat['maki']['points'], 'point')}"
         )
     return round_
 
@@ -108,8 +112,11 @@ def test_each_round_and_the_end_are_explained_as_the_api_scores_them(
         line = final.locator(f"#ranking li[data-seat='{total['seat']}']")
         expect(line).to_contain_text(f"{total['name']}: {total['total']} point")
         pudding = puddings[total["seat"]]
-        sign = "+" if pudding["points"] >= 0 else ""
-        expect(line).to_contain_text(f"puddings: {pudding['count']}, {sign}{pudding['points']}")
+        points = pudding["points"]
+        sign = "+" if points > 0 else "−" if points < 0 else ""
+        expect(line).to_contain_text(  # words, not "(puddings: 1, -3)" (issue 39, item 11)
+            f"({plural(pudding['count'], 'pudding')}: {sign}{plural(abs(points), 'point')})"
+        )
     winners = [t["name"] for t in sheet["totals"] if t["seat"] in sheet["winners"]]
     for name in winners:
         expect(final.locator("#verdict")).to_contain_text(name)

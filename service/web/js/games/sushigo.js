@@ -512,9 +512,10 @@ export function roundSummary(sheet, round, view) {
     h("h2", {}, `Round ${round} scored`),
     lastReveal(view, round),
     h("div", { class: "score-sheet", tabindex: 0, role: "group", "aria-label": `Round ${round} points` }, roundTable(r, categories)),
+    // Words, not a run of names and numbers ("greedy bot 1 8 icons → 6" read as noise).
     h("p", { class: "maki-standings" }, "Maki standings: ",
-      maki.map((row) => `${row.name} ${plural(row.maki?.icons ?? 0, "icon")} → ${row.maki?.points ?? 0}`).join(" · ")),
-    round < 3 ? h("p", { class: "puddings-so-far" }, "Puddings kept for the end: ", puddings.map(([name, n]) => `${name} ${n}`).join(" · ")) : null,
+      maki.map((row) => `${row.name}: ${plural(row.maki?.icons ?? 0, "icon")}, ${plural(row.maki?.points ?? 0, "point")}`).join("; ")),
+    round < 3 ? h("p", { class: "puddings-so-far" }, "Puddings kept for the end: ", puddings.map(([name, n]) => `${name}: ${n}`).join("; ")) : null,
   ];
 }
 
@@ -526,7 +527,8 @@ export function finalSummary(sheet, view) {
   const winners = new Set(sheet.winners || []);
   const line = (t) => {
     const p = puddings.get(t.seat);
-    const pudding = p ? ` (puddings: ${p.count}, ${p.points >= 0 ? "+" : ""}${p.points})` : "";
+    // "(1 pudding: −3 points)", not "(puddings: 1, -3)"
+    const pudding = p ? ` (${plural(p.count, "pudding")}: ${p.points > 0 ? "+" : p.points < 0 ? "−" : ""}${plural(Math.abs(p.points), "point")})` : "";
     const dummy = t.seat >= players ? " — the dummy cannot win (S17)" : "";
     return h("li", { dataset: { seat: t.seat }, class: winners.has(t.seat) ? "winner" : "" }, `${t.name}: ${plural(t.total, "point")}${pudding}${dummy}`);
   };
