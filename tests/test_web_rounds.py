@@ -222,3 +222,23 @@ def test_on_a_phone_the_results_come_into_view_and_stay(contexts: Any) -> None:
     expect(page.locator("#final h2")).to_be_in_viewport()
     expect(page.locator("#final")).to_be_focused()
     screenshot(page, "results-in-view-phone")
+
+
+def test_the_summary_is_one_key_from_the_hand_and_back(contexts: Any) -> None:
+    """Issue 39, item 11: on a laptop, reaching the round summary's Continue took 16 Tabs and
+    pressing it left focus on the page's body. Now Continue has focus when the summary comes,
+    and pressing it gives focus to the next hand's first card."""
+    page = contexts(width=1280, height=800).new_page()
+    create_game(page, "Kai", 3, **{"seat-1": "greedy", "seat-2": "greedy"})
+    rng = random.Random(11)
+    summary = page.locator("#round-summary")
+    while not summary.count():
+        assert my_turn_or_over(page)
+        _pick_from_below(page, rng)
+    screenshot(page, "round-summary-laptop")
+    expect(page.locator("#round-summary-continue")).to_be_focused()
+    page.keyboard.press("Enter")
+    expect(summary).to_have_count(0)
+    expect(page.locator("#hand button.pickable").first).to_be_focused()
+    expect(page.locator("#hand button.pickable").first).to_be_in_viewport()
+    screenshot(page, "round-2-laptop")

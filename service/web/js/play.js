@@ -243,9 +243,13 @@ class GamePage {
     this.showResults = true;
   }
 
+  /** Continue: the summary goes, and focus goes where play goes on (the hand when it offers
+   * cards, else the phase line), brought into view: not to the page's body (issue 39, item 11). */
   hideSummary() {
     this.summary = null;
     this.render();
+    const next = this.main.querySelector("#hand button.pickable") || this.main.querySelector("#phase");
+    next?.focus();
   }
 
   /** A round or the game ended live: the player may be far below (a phone, after scrolling to
