@@ -242,3 +242,24 @@ def test_the_summary_is_one_key_from_the_hand_and_back(contexts: Any) -> None:
     expect(page.locator("#hand button.pickable").first).to_be_focused()
     expect(page.locator("#hand button.pickable").first).to_be_in_viewport()
     screenshot(page, "round-2-laptop")
+
+
+def test_on_a_laptop_the_reveal_marks_are_above_the_fold(contexts: Any) -> None:
+    """Issue 39, item 11: at 1280x800 the cards a reveal added were marked below the fold, under
+    a panel holding only "Resign…" above the hand. After each pick (the page at its top) the
+    cards the reveal added to the player's own table are in view, and Resign… comes after the
+    table."""
+    page = contexts(width=1280, height=800).new_page()
+    create_game(page, "Lea", 3, **{"seat-1": "greedy", "seat-2": "greedy"})
+    rng = random.Random(12)
+    for _ in range(7):
+        assert my_turn_or_over(page)
+        page.mouse.wheel(0, -10_000)
+        take_turn(page, rng, chopsticks=0)
+        page.mouse.wheel(0, -10_000)
+        fresh = page.locator("section.seat[data-seat='0'] .card.fresh")
+        expect(fresh).to_have_count(1)
+        expect(fresh).to_be_in_viewport()
+    order = "el => el.compareDocumentPosition(document.querySelector('#table'))"
+    assert page.locator("#resign").evaluate(order) & 2  # the table precedes Resign…
+    screenshot(page, "reveal-marks-laptop")

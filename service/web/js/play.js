@@ -419,13 +419,16 @@ class GamePage {
         h("h1", {}, m.title),
         h("p", { class: "muted" }, m.describeGame(view)),
         h("p", { class: "phase", id: "phase", tabindex: -1 }, m.phase(view)),
-        h("p", { class: "muted small" }, h("span", { id: "connection", class: "connection" }), " ", this.whoAmI()),
-        this.soundChoice()),
+        // One line for who you are and the turn sound (a line of its own pushed the table down)
+        h("p", { class: "muted small" }, h("span", { id: "connection", class: "connection" }), " ", this.whoAmI(), " ", this.soundChoice())),
       this.finalPanel(),
       this.deadline(),
       this.summaryPanel(),
       this.joinPanel(),
-      this.seatActions(),
+      // Leaving, before the start, comes first; resigning, once playing, comes after the table:
+      // a panel holding only "Resign…" sat above the hand and pushed the table below a
+      // laptop's fold (issue 39, item 11).
+      view.status === "playing" ? null : this.seatActions(),
       view.status === "cancelled"
         ? h("p", { class: "panel cancelled", id: "cancelled" }, "This game was cancelled: its seats did not fill in time. ",
             h("a", { href: "#/" }, "Find or create another game"))
@@ -437,6 +440,7 @@ class GamePage {
         dataset: { version: view.version, status: view.status, drawn: (this.draws = (this.draws || 0) + 1) } },
         m.render(view, this.draft, { onChange: () => this.render(), onMove: (body) => { this.focusHand = true; return this.move(body); },
           reveal: this.reveal, revealed: this.log.find((e) => e.record.type === "turn_revealed")?.record })),
+      view.status === "playing" ? this.seatActions() : null,
       this.sheet && this.sheet.rounds?.length !== 0
         ? h("details", { class: "panel", open: view.status === "over" || undefined, id: "scores" },
             h("summary", {}, "Score sheet"), m.scoreSheet(this.sheet))
@@ -459,7 +463,7 @@ class GamePage {
   /** The turn sound's checkbox, for a seated player (off unless turned on; kept per browser). */
   soundChoice() {
     if (!this.seat || this.view.status === "over") return null;
-    return h("label", { class: "check small" },
+    return h("label", { class: "check inline small" },
       h("input", { type: "checkbox", id: "turn-sound", checked: soundOn(), onchange: (e) => this.setSound(e.target.checked) }),
       " Play a sound when it becomes my turn while this page is in the background");
   }

@@ -248,8 +248,10 @@ export function newDraft() {
 /** The live game: every seat's table, then your hand (if you have a seat and it is playing). */
 export function render(view, draft, { onChange, onMove, reveal = null, revealed = null }) {
   useEdition(view);
-  return h("div", { class: "sushigo" }, howToPlay(view), hand(view, draft, { onChange, onMove }), h("h2", { class: "visually-hidden" }, "The table"),
-    revealLine(view, revealed), table(view, reveal));
+  // The hand, then the table its picks land on (the reveal's marks in view on a laptop, issue
+  // 39 item 11); how to play, for reference, after them.
+  return h("div", { class: "sushigo" }, hand(view, draft, { onChange, onMove }), h("h2", { class: "visually-hidden" }, "The table"),
+    revealLine(view, revealed), table(view, reveal), howToPlay(view));
 }
 
 /** The last reveal in words, above the table (`revealed`: its turn_revealed record). */
