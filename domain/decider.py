@@ -77,7 +77,10 @@ class CreateGame(NamedTuple):
     the domain only records it). ``seed`` deals when bots take every seat at creation.
     ``name_rule``: the seat names rule the game is created under (recorded in
     ``game_created``; see domain/names.py). ``rated``: the game counts for its players' ratings
-    (issue 37, domain/ratings.py): every person's seat must be an account's."""
+    (issue 37, domain/ratings.py): every person's seat must be an account's.
+    ``last_card_auto``: Sushi Go! (zoch) picks every last one-card hand automatically (S5, S9's
+    default; issue 39); False re-decides a game created before, whose ``game_created`` does not
+    record it."""
 
     options: Mapping[str, Any]
     seed_commitment: str
@@ -87,6 +90,7 @@ class CreateGame(NamedTuple):
     # NAME_RULE; 1: the light table before UTS #39; 0: a game created before names were checked
     name_rule: int = 2
     rated: bool = False
+    last_card_auto: bool = True
 
 
 class TakeSeat(NamedTuple):

@@ -6,7 +6,7 @@ its rules parser, its bot kinds and what starting means (its deal)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Generic, TypeVar
 
 from . import names
@@ -62,9 +62,11 @@ def create(
     bot_kinds: Sequence[str],
     shuffle: str,
     start: Start,
+    recorded: Callable[[Any, CreateGame], Mapping[str, Any]] | None = None,
 ) -> None:
     """``game_created``: the rules, the seed commitment (S18/Q2), bots and the turn clock only
-    when used (games without them record what they always did)."""
+    when used (games without them record what they always did); ``recorded`` adds what a game
+    records beside its rules (given the parsed rules and the command)."""
     if log.state.rules is not None:
         raise conflict("game_exists", "this game has already been created")
     rules = parse_rules(command.options)
@@ -85,6 +87,8 @@ def create(
     if command.rated:  # an unrated game records what it always did
         _check_rated(rules.players, bots)
         data["rated"] = True
+    if recorded is not None:
+        data.update(recorded(rules, command))
     log.record(Event(GAME_CREATED, data))
     seat_bots(log, command.seed, start)
 
@@ -164,6 +168,7 @@ def create_command(data: Any, seed: bytes) -> CreateGame:
         data.get("turn_seconds"),
         data.get("name_rule", 0),
         bool(data.get("rated", False)),
+        bool(data.get("last_card_auto", False)),
     )
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from domain.decider import (
@@ -26,9 +26,12 @@ def dealt(
     *,
     dummy_pile: Sequence[str] | None = None,
     seed: bytes = SEED,
+    created: Mapping[str, Any] | None = None,
     **rules: Any,
 ) -> State:
-    """A started game whose first round dealt exactly ``hands`` (and ``dummy_pile``)."""
+    """A started game whose first round dealt exactly ``hands`` (and ``dummy_pile``); its
+    ``game_created`` records ``created`` besides (``{"last_card_auto": True}``: a game created
+    since issue 39; without it, one from before)."""
     options = {"players": len(hands), **rules}
     if dummy_pile is not None:
         options["dummy"] = True
@@ -49,6 +52,7 @@ def dealt(
                 },
                 "seed_commitment": commitment(seed),
                 "shuffle": ALGORITHM,
+                **(created or {}),
             },
         ),
         *(Event(SEAT_TAKEN, {"seat": i, "name": n}) for i, n in enumerate(names)),

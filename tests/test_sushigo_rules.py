@@ -181,7 +181,28 @@ def test_s5_the_last_card_is_picked_by_the_service() -> None:
     assert "round_scored" in types(events)
 
 
-def test_s5_zoch_nigiri_with_free_wasabi_is_a_decision() -> None:
+def test_s5_zoch_last_nigiri_with_free_wasabi_is_picked_onto_it() -> None:
+    """S5 with S9's default (issue 39, item 8): the round ends with the last card (S3) and a
+    wasabi alone scores nothing (S10), so the service picks a last nigiri onto the free wasabi
+    like any other last card; no seat is left choosing for the table to see."""
+    hands = [["wasabi", "egg_nigiri"], ["egg_nigiri", "maki_2"], ["tempura", "pudding"]]
+    state = dealt([hands[0], hands[2], hands[1]], edition="zoch", created={"last_card_auto": True})
+    events, state = play_turn(state, ["wasabi"], ["tempura"], ["maki_2"])
+    auto = [e.data for e in events if e.type == "card_picked" and e.data["auto"]]
+    assert [(d["seat"], d["cards"]) for d in auto] == [
+        (0, ["egg_nigiri"]),  # seat 2's, passed left: seat 0 has the free wasabi
+        (1, ["egg_nigiri"]),  # no wasabi
+        (2, ["pudding"]),
+    ]
+    assert all("use_wasabi" not in d for d in auto)  # S9's default: onto the wasabi
+    scored = next(e for e in events if e.type == "round_scored")
+    assert scored.data["scores"][0]["nigiri"]["points"] == 3  # egg 1, tripled (S10)
+    assert state.round == 2
+
+
+def test_s5_zoch_nigiri_with_free_wasabi_was_a_decision_before_issue_39() -> None:
+    """A game created before issue 39 (no ``last_card_auto`` in ``game_created``) is re-decided
+    as it was played: its seat chose (S9), so its recorded pick and audit still hold."""
     hands = [["wasabi", "egg_nigiri"], ["maki_1", "maki_2"], ["tempura", "pudding"]]
     state = dealt(hands, edition="zoch")
     events, state = play_turn(state, ["wasabi"], ["maki_1"], ["tempura"])

@@ -91,6 +91,11 @@ def test_replay_steps_to_a_version_and_shows_its_picks_and_scores(
     page.goto(f"/#/replay/{game_id}")
     expect(page.locator("#audit h2")).to_have_text("✔ Audit passed")
     expect(page.locator("#where")).to_contain_text(f"Version {total} of {total}")
+    # The end is said once, at the top: the table at the last version does not repeat it
+    # ("Game over" twice, issue 39, item 11).
+    expect(page.locator("#replay-state h2")).to_have_text(f"The table at version {total}")
+    expect(page.get_by_text("Game over")).to_have_count(1)
+    expect(page.locator("#replay-result")).to_contain_text("Game over")
     go_to(page, chosen["version"], total)
 
     # The picks of that turn, in words, as the event recorded them.

@@ -17,6 +17,8 @@ from playwright.sync_api import Page, expect
 from test_web_sushigo import create_game
 from web_support import SHOTS, screenshot
 
+from domain.sushigo.cards import display_names
+
 pytest_plugins = ["api_fixtures", "web_fixtures"]
 
 KINDS = [
@@ -144,6 +146,59 @@ def test_a_reveal_is_marked_and_says_where_the_nigiri_went(contexts: Any) -> Non
     expect(line).to_contain_text("Ann took Squid nigiri, kept off the wasabi")
 
 
+def test_two_nigiri_of_a_kind_with_chopsticks_one_onto_the_wasabi(contexts: Any) -> None:
+    """Issue 39, item 10: chopsticks took two salmon nigiri with one free wasabi; the table and
+    the server put the first on it and the second beside it (S6, S8), the line said both went
+    on ("scores 6" twice). In Zoch the pick's own order of choices is said (S9)."""
+    page = contexts(width=390, height=844).new_page()
+    _module(page)
+    line = page.locator("#reveal-line")
+    for edition, use_wasabi, said in (
+        (
+            "gamewright",
+            None,
+            "Ann took Salmon nigiri onto the wasabi (scores 6) and Salmon nigiri with chopsticks",
+        ),
+        (
+            "zoch",
+            [False, True],
+            "Ann took Salmon nigiri, kept off the wasabi and Salmon nigiri onto the wasabi"
+            " (scores 6) with chopsticks",
+        ),
+    ):
+        before = _view(edition)
+        before["seats"][0]["tableau"] = {"cards": ["wasabi", "chopsticks"], "on_wasabi": []}
+        after = copy.deepcopy(before)
+        after["version"], after["turn"] = 23, 4
+        after["seats"][0]["tableau"] = {
+            "cards": ["wasabi", "salmon_nigiri", "salmon_nigiri"],  # S7: chopsticks passed on
+            "on_wasabi": ["salmon_nigiri"],
+        }
+        after["seats"][1]["tableau"] = {"cards": ["wasabi", "maki_2", "tempura"], "on_wasabi": []}
+        pick: dict[str, Any] = {
+            "seat": 0,
+            "cards": ["salmon_nigiri", "salmon_nigiri"],
+            "chopsticks": True,
+        }
+        if use_wasabi is not None:
+            pick["use_wasabi"] = use_wasabi
+        revealed = {
+            "version": 23,
+            "type": "turn_revealed",
+            "data": {
+                "round": 1,
+                "turn": 3,
+                "picks": [pick, {"seat": 1, "cards": ["tempura"], "chopsticks": False}],
+            },
+        }
+        page.evaluate(
+            "([b, a]) => { window.__reveal = window.sg.revealOf(b, a); }", [before, after]
+        )
+        _draw(page, after, revealed=revealed)
+        expect(line).to_have_text(f"Turn 3 revealed — {said}; Ben took Tempura")
+        expect(page.locator("section.seat[data-seat='0'] .card.on-wasabi")).to_have_count(1)
+
+
 def test_zoch_offers_the_wasabi_only_when_one_is_free(contexts: Any) -> None:
     """Before: the box appeared, ticked, with no wasabi on the table."""
     page = contexts().new_page()
@@ -188,6 +243,27 @@ def test_every_card_kind_has_its_own_face_legible_on_a_phone(contexts: Any) -> N
     expect(cards.nth(9).locator(".face")).to_have_text("next nigiri ×3")
     SHOTS.mkdir(parents=True, exist_ok=True)
     page.locator("#hand").screenshot(path=str(SHOTS / "card-faces-phone.png"))
+
+
+def test_zoch_cards_show_their_own_pictures(contexts: Any) -> None:
+    """Issue 39, item 11: Zoch prints tuna nigiri and mussels (the squid nigiri and dumpling
+    kinds, S1's table); their pictures were the squid's and the dumpling's."""
+    page = contexts(width=360, height=740).new_page()
+    _module(page)
+    pictures = {}
+    for edition in ("gamewright", "zoch"):
+        view = _view(edition)
+        view["card_names"] = display_names(edition)
+        view["you"]["hand"] = ["squid_nigiri", "dumpling"]
+        _draw(page, view)
+        cards = page.locator("#hand button.pickable")
+        for i, kind in enumerate(["squid_nigiri", "dumpling"]):
+            pictures[(edition, kind)] = cards.nth(i).locator("svg.art").inner_html()
+    expect(page.locator("#hand button.pickable").nth(0)).to_contain_text("Tuna nigiri")
+    expect(page.locator("#hand button.pickable").nth(1)).to_contain_text("Mussels")
+    for kind in ("squid_nigiri", "dumpling"):
+        assert pictures[("zoch", kind)] != pictures[("gamewright", kind)], kind
+    page.locator("#hand").screenshot(path=str(SHOTS / "zoch-faces-phone.png"))
 
 
 def test_the_replay_shows_the_same_faces(contexts: Any, live_server: Any) -> None:

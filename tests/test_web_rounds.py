@@ -27,6 +27,10 @@ VARIANTS = {
 }
 
 
+def plural(n: int, one: str) -> str:
+    return f"{n} {one}" if n == 1 else f"{n} {one}s"
+
+
 def check_summary(page: Page, sheet: dict[str, Any]) -> int:
     """The round summary on the page against the API's score sheet; returns its round."""
     summary = page.locator("#round-summary")
@@ -39,7 +43,7 @@ def check_summary(page: Page, sheet: dict[str, Any]) -> int:
         expect(row.locator("td").first).to_contain_text(str(seat["maki"]["points"]))
         icons = seat["maki"].get("icons", 0)
         expect(summary.locator(".maki-standings")).to_contain_text(
-            f"{seat['name']} {icons} icon{'' if icons == 1 else 's'} → {seat['maki']['points']}"
+            f"{seat['name']}: {plural(icons, 'icon')}, {plural(seat['maki']['points'], 'point')}"
         )
     return round_
 
@@ -108,8 +112,11 @@ def test_each_round_and_the_end_are_explained_as_the_api_scores_them(
         line = final.locator(f"#ranking li[data-seat='{total['seat']}']")
         expect(line).to_contain_text(f"{total['name']}: {total['total']} point")
         pudding = puddings[total["seat"]]
-        sign = "+" if pudding["points"] >= 0 else ""
-        expect(line).to_contain_text(f"puddings: {pudding['count']}, {sign}{pudding['points']}")
+        points = pudding["points"]
+        sign = "+" if points > 0 else "−" if points < 0 else ""
+        expect(line).to_contain_text(  # words, not "(puddings: 1, -3)" (issue 39, item 11)
+            f"({plural(pudding['count'], 'pudding')}: {sign}{plural(abs(points), 'point')})"
+        )
     winners = [t["name"] for t in sheet["totals"] if t["seat"] in sheet["winners"]]
     for name in winners:
         expect(final.locator("#verdict")).to_contain_text(name)
@@ -170,3 +177,95 @@ def test_a_tie_is_settled_in_words_as_the_scores_settle_it(
         shown = page.locator(f"#table section.seat[data-seat='{seat['seat']}']")
         assert shown_cards(shown) == Counter(seat["tableau"]["cards"])
     screenshot(page, f"final-tie-{tie.split()[0]}")
+
+
+def _pick_from_below(page: Page, rng: random.Random) -> None:
+    """A card chosen, then Pick pressed from below: the player has scrolled down past the hand
+    (to the table under it), Pick at the top of the viewport."""
+    cards = page.locator("#hand button.pickable")
+    cards.nth(rng.randrange(cards.count())).click()
+    page.locator("#pick").evaluate("el => el.scrollIntoView({ block: 'start' })")
+    before = page.locator("#game").get_attribute("data-version")
+    page.click("#pick")
+    expect(page.locator("#game")).not_to_have_attribute("data-version", before or "")
+
+
+def test_on_a_phone_the_results_come_into_view_and_stay(contexts: Any) -> None:
+    """Issue 39, item 9: after scrolling down to press Pick on a phone, the round summary and
+    the final ranking appeared 2,600-2,800 px above the viewport, and the summary hid itself
+    after 15 s while being read. Now each comes into view where the player is, and the summary
+    stays until Continue or the next pick (the page's own clock is run 20 s on, not waited)."""
+    page = contexts(width=390, height=844).new_page()
+    page.clock.install()  # setTimeout and friends under the test's hand; time flows as usual
+    create_game(page, "Ida", 3, **{"seat-1": "greedy", "seat-2": "greedy"})
+    rng = random.Random(9)
+    summary = page.locator("#round-summary")
+    rounds_seen = 0
+    while my_turn_or_over(page):
+        _pick_from_below(page, rng)
+        if page.locator("#game[data-status=over]").count():
+            break
+        if not summary.count():
+            continue
+        rounds_seen += 1
+        expect(summary.locator("h2")).to_be_in_viewport()
+        expect(page.locator("#round-summary-continue")).to_be_focused()
+        page.clock.run_for(20_000)  # longer than the summary once stayed
+        expect(summary).to_be_visible()
+        expect(summary.locator("h2")).to_be_in_viewport()
+        if rounds_seen == 1:
+            page.click("#round-summary-continue")
+            expect(summary).to_have_count(0)
+        # the second stays until the next pick, which takes it away
+    assert rounds_seen == 2
+    expect(page.locator("#final #ranking")).to_be_visible()
+    expect(page.locator("#final h2")).to_be_in_viewport()
+    expect(page.locator("#final")).to_be_focused()
+    screenshot(page, "results-in-view-phone")
+
+
+def test_the_summary_is_one_key_from_the_hand_and_back(contexts: Any) -> None:
+    """Issue 39, item 11: on a laptop, reaching the round summary's Continue took 16 Tabs and
+    pressing it left focus on the page's body. Now Continue has focus when the summary comes,
+    and pressing it gives focus to the next hand's first card."""
+    page = contexts(width=1280, height=800).new_page()
+    create_game(page, "Kai", 3, **{"seat-1": "greedy", "seat-2": "greedy"})
+    rng = random.Random(11)
+    summary = page.locator("#round-summary")
+    while not summary.count():
+        assert my_turn_or_over(page)
+        _pick_from_below(page, rng)
+    screenshot(page, "round-summary-laptop")
+    expect(page.locator("#round-summary-continue")).to_be_focused()
+    page.keyboard.press("Enter")
+    expect(summary).to_have_count(0)
+    expect(page.locator("#hand button.pickable").first).to_be_focused()
+    expect(page.locator("#hand button.pickable").first).to_be_in_viewport()
+    screenshot(page, "round-2-laptop")
+
+
+def test_on_a_laptop_the_reveal_marks_are_above_the_fold(contexts: Any) -> None:
+    """Issue 39, item 11: at 1280x800 the cards a reveal added were marked below the fold, under
+    a panel holding only "Resign…" above the hand. After each pick of a round (the page at its
+    top) the reveal line and every seat's place on the table are in view, and so are the cards
+    the early reveals added to the player's own table; Resign… comes after the table. (A long
+    tableau late in a round can still reach below the fold: the grouped cards stack.)"""
+    page = contexts(width=1280, height=800).new_page()
+    create_game(page, "Lea", 3, **{"seat-1": "greedy", "seat-2": "greedy"})
+    rng = random.Random(12)
+    for turn in range(1, 8):  # the 8th pick ends the round (its summary comes)
+        assert my_turn_or_over(page)
+        page.mouse.wheel(0, -10_000)
+        take_turn(page, rng, chopsticks=0)
+        page.mouse.wheel(0, -10_000)
+        expect(page.locator("#reveal-line")).to_be_in_viewport()
+        for seat in range(3):
+            expect(page.locator(f"section.seat[data-seat='{seat}'] header")).to_be_in_viewport()
+        if turn <= 4:
+            fresh = page.locator("section.seat[data-seat='0'] .card.fresh")
+            expect(fresh).to_have_count(1)
+            expect(fresh).to_be_in_viewport()
+        if turn == 4:
+            screenshot(page, "reveal-marks-laptop")
+    order = "el => el.compareDocumentPosition(document.querySelector('#table'))"
+    assert page.locator("#resign").evaluate(order) & 2  # the table precedes Resign…

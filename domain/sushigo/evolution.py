@@ -4,8 +4,8 @@ event schemas are listed in game.py."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
-from functools import partial
 from typing import Any
 
 from ..decider import (
@@ -255,8 +255,17 @@ def _added(totals: tuple[int, ...], points: dict[int, int]) -> tuple[int, ...]:
     return tuple(total + points.get(seat, 0) for seat, total in enumerate(totals))
 
 
+def _on_created(state: State, data: Any, version: int) -> State:
+    """``game_created``; ``last_card_auto`` goes with the rules (see Rules)."""
+    state = on_created(state, data, version, parse_rules=parse_rules)
+    rules = state.rules
+    if data.get("last_card_auto") and isinstance(rules, Rules):
+        state = replace(state, rules=dataclasses.replace(rules, last_card_auto=True))
+    return state
+
+
 _APPLY: dict[str, Callable[[State, Any, int], State]] = {
-    GAME_CREATED: partial(on_created, parse_rules=parse_rules),
+    GAME_CREATED: _on_created,
     SEAT_TAKEN: on_seat_taken,
     GAME_STARTED: _on_started,
     ROUND_DEALT: _on_dealt,

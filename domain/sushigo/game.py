@@ -2,7 +2,8 @@
 
 Event types (schema version 1 unless said), in the order a game records them:
 
-- ``game_created``  {game, rules, seed_commitment, shuffle, bots?, turn_seconds?}
+- ``game_created``  {game, rules, seed_commitment, shuffle, bots?, turn_seconds?, name_rule?,
+                    last_card_auto? (zoch games since issue 39: every last card automatic)}
 - ``seat_taken``    {seat, name, bot?} (``bot``: the kind of bot playing the seat)
 - ``game_started``  {seats: [names]}
 - ``round_dealt``   {round, deck_offset, hands: [[card…] per seat], dummy_pile: [card…] (dummy
@@ -29,6 +30,8 @@ table.py (the card movements both sides share).
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..bots import KINDS as BOT_KINDS
 from ..decider import (
     CancelGame,
@@ -52,7 +55,7 @@ from .evolution import (
 )
 from .picks import _check_pick, _consequences, _execute_pick, _picked, _validate
 from .rounds import _deal
-from .rules import parse_rules
+from .rules import Rules, parse_rules
 from .shuffle import ALGORITHM
 from .state import State
 
@@ -104,7 +107,15 @@ def _create(log: Log[State], command: CreateGame) -> None:
         bot_kinds=BOT_KINDS,
         shuffle=ALGORITHM,
         start=_start,
+        recorded=_recorded,
     )
+
+
+def _recorded(rules: Rules, command: CreateGame) -> dict[str, Any]:
+    """``last_card_auto`` (zoch, since issue 39): every last card is picked automatically (S5;
+    picks._automatic_seats says why). Only zoch records it: in gamewright a nigiri always goes
+    onto a free wasabi (S8), so nothing changed there and its games record what they did."""
+    return {"last_card_auto": True} if rules.wasabi_optional and command.last_card_auto else {}
 
 
 def _start(log: Log[State], seed: bytes) -> None:

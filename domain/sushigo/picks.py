@@ -227,7 +227,7 @@ def _complete_turn(
     event is already (and alone) in ``events``; the events that follow are appended to it."""
     rules: Rules = state.rules  # type: ignore[assignment]
     players, dummy = rules.players, rules.dummy
-    zoch = rules.wasabi_optional
+    waits = rules.last_card_waits
     tableaux = list(state.tableaux)
     pile = state.dummy_pile
     round_no, turn, turns_played = state.round, state.turn, state.turns_played
@@ -254,7 +254,7 @@ def _complete_turn(
             if len(hand) != 1 or seat == controller:
                 continue
             card = hand[0]
-            if zoch and card in NIGIRI_KINDS and tableaux[seat].free_wasabi:
+            if waits and card in NIGIRI_KINDS and tableaux[seat].free_wasabi:
                 continue
             data = {"seat": seat, "cards": [card], "chopsticks": False, "auto": True}
             data["round"], data["turn"] = round_no, turn
@@ -277,15 +277,21 @@ def _complete_turn(
 
 
 def _automatic_seats(state: State) -> list[int]:
-    """S5: seats whose hand holds exactly one card and who have no other decision to make."""
+    """S5: seats whose hand holds exactly one card and who have no other decision to make.
+
+    A last nigiri with a free wasabi (zoch, S9) is one of them: the round ends with this card
+    (S3), a wasabi alone scores nothing (S10), so keeping the nigiri off can only lose points,
+    and S9's default (onto the wasabi) is applied. Left to choose, that one seat waited while
+    every other last card was played, and whoever watched learnt its hidden card (issue 39,
+    item 8). Games created before keep their recorded behaviour (``Rules.last_card_auto``)."""
     rules: Rules = state.rules  # type: ignore[assignment]
     controller = state.controller  # who has drawn the dummy's card: a decision to make
     seats = []
     for seat, hand in enumerate(state.hands):
         if len(hand) != 1 or seat == controller:
             continue
-        if rules.wasabi_optional and hand[0] in NIGIRI_KINDS and state.tableaux[seat].free_wasabi:
-            continue  # S9: whether to use the wasabi is a decision
+        if rules.last_card_waits and hand[0] in NIGIRI_KINDS and state.tableaux[seat].free_wasabi:
+            continue  # S9, games before issue 39: whether to use the wasabi was a decision
         seats.append(seat)
     return seats
 

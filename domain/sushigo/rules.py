@@ -22,6 +22,11 @@ class Rules:
     edition: str = "gamewright"
     pass_direction: str = "left"
     dummy: bool = False
+    # Zoch, games created since issue 39 (``game_created``'s ``last_card_auto``, not a rule
+    # option): every last one-card hand is picked automatically (S5), a nigiri going onto a free
+    # wasabi by S9's default. Before, a nigiri with a free wasabi waited for its seat, and which
+    # seats were still choosing told everyone watching what their hidden last card was.
+    last_card_auto: bool = False
 
     @property
     def hand_size(self) -> int:
@@ -39,6 +44,12 @@ class Rules:
     @property
     def split_ties(self) -> bool:
         return self.edition == "gamewright"  # S11/S14 split; S12/S15 full points
+
+    @property
+    def last_card_waits(self) -> bool:
+        """Whether a last nigiri with a free wasabi waits for its seat (S9, games before
+        issue 39) instead of being picked automatically like every other last card (S5)."""
+        return self.wasabi_optional and not self.last_card_auto
 
     def passes_left(self, round_no: int) -> bool:
         return self.pass_direction == "left" or round_no != 2

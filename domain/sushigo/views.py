@@ -60,9 +60,10 @@ def view(state: State, viewer: Viewer) -> dict[str, Any]:
 
 def _may_do(state: State, seat: int, unpicked: bool) -> dict[str, Any]:
     """What the seat may do now, so that a client need not re-implement the rules: a pick is
-    awaited from it (S4; a forced last card is picked by the service, S5, but not a nigiri with
-    a free wasabi in the Zoch edition, S9); two cards with chopsticks are possible (S6: placed
-    earlier, and the hand holds enough, the dummy's card included, S17); its free wasabi (S8)."""
+    awaited from it (S4; a last card is picked by the service, S5, and so is a Zoch nigiri with
+    a free wasabi since issue 39, picks._automatic_seats); two cards with chopsticks are
+    possible (S6: placed earlier, and the hand holds enough, the dummy's card included, S17);
+    its free wasabi (S8)."""
     hand = state.hands[seat]
     awaiting = state.status == "playing" and unpicked and bool(hand)
     tableau = state.tableaux[seat] if state.tableaux else None

@@ -13,7 +13,6 @@ const STALE_MOVE =
 const BURST_MS = 40; // events that arrive together (a pick and the bots' answers): one refresh
 // Only these events change the score sheet (a round's or the game's end).
 const SCORING = new Set(["round_scored", "game_ended"]);
-const SUMMARY_MS = 15_000; // a round's summary stays this long unless the player goes on
 // The turn sound: off unless the player turns it on (kept in this browser). Its module (the
 // WebAudio chime) is loaded only then.
 const SOUND = "cardroom.turnSound";
@@ -50,7 +49,8 @@ class GamePage {
     this.burst = null; // the timer that gathers a burst of events into one refresh
     this.focusHand = false; // after a pick, focus goes back to the hand once it is offered
     this.summary = null; // the round whose summary is shown (a round's end seen live)
-    this.summaryTimer = null;
+    // A round or the game ended live: its outcome is brought into view once drawn (issue 39).
+    this.showResults = false;
     this.confirmResign = false; // "Resign…" asks once more before it acts
     this.waitingOn = undefined; // the turn this seat was last asked to move in (null: none)
     this.onLine = () => this.reconnect();
@@ -95,7 +95,6 @@ class GamePage {
     this.stream?.stop();
     clearInterval(this.clock);
     clearTimeout(this.burst);
-    clearTimeout(this.summaryTimer);
     window.removeEventListener("online", this.onLine);
     window.removeEventListener("offline", this.offLine);
     document.removeEventListener("visibilitychange", this.onVisible);
@@ -160,7 +159,10 @@ class GamePage {
   setView(view) {
     if (this.view && view.version < this.view.version) return; // an older answer arrived late
     // The game ended in this view: the score sheet on screen is not the final one yet.
-    if (this.view && this.view.status !== "over" && view.status === "over") this.sheetStale = true;
+    if (this.view && this.view.status !== "over" && view.status === "over") {
+      this.sheetStale = true;
+      this.showResults = true;
+    }
     // A round ended since the last view (its last_round is new): its outcome stays on screen,
     // beside the table its last reveal left (the view's own tableaux are the next round's).
     const ended = view.last_round?.round;
@@ -234,17 +236,34 @@ class GamePage {
     this.render();
   }
 
-  /** A round's outcome stays on screen until the player goes on, or SUMMARY_MS pass. */
+  /** A round's outcome stays on screen until the player goes on (Continue, or their next
+   * pick): it once hid itself after 15 s, while being read (issue 39, item 9). */
   showSummary(round) {
     this.summary = round;
-    clearTimeout(this.summaryTimer);
-    this.summaryTimer = setTimeout(() => this.hideSummary(), SUMMARY_MS);
+    this.showResults = true;
   }
 
+  /** Continue: the summary goes, and focus goes where play goes on (the hand when it offers
+   * cards, else the phase line), brought into view: not to the page's body (issue 39, item 11). */
   hideSummary() {
-    clearTimeout(this.summaryTimer);
     this.summary = null;
     this.render();
+    const next = this.main.querySelector("#hand button.pickable") || this.main.querySelector("#phase");
+    next?.focus();
+  }
+
+  /** A round or the game ended live: the player may be far below (a phone, after scrolling to
+   * Pick), so its outcome comes into view once drawn (the final ranking, else the round's
+   * summary, whose Continue takes focus: one key goes on). Not before its score sheet came. */
+  bringResultsIntoView() {
+    if (!this.showResults) return;
+    const over = this.view.status === "over";
+    const panel = over ? this.main.querySelector("#final") : this.main.querySelector("#round-summary");
+    if (!panel || (over && !panel.querySelector("#ranking"))) return;
+    this.showResults = false;
+    this.focusHand = false;
+    panel.scrollIntoView({ block: "start" });
+    (over ? panel : panel.querySelector("#round-summary-continue")).focus({ preventScroll: true });
   }
 
   summaryPanel() {
@@ -262,7 +281,7 @@ class GamePage {
     // before the final sheet came) has no winners, and its totals may be tied at 0.
     const final = this.sheet?.version === this.view.version ? this.sheet : null;
     const content = final && this.module.finalSummary?.(final, this.view);
-    return h("section", { class: "panel final", id: "final", "aria-labelledby": "final-title" }, content,
+    return h("section", { class: "panel final", id: "final", "aria-labelledby": "final-title", tabindex: -1 }, content,
       h("p", { class: "cta" },
         h("a", { class: "button primary", href: `#/replay/${this.id}`, id: "replay-link" }, "Replay this game, turn by turn"), " ",
         this.rematchControl()));
@@ -309,6 +328,7 @@ class GamePage {
   async move(body) {
     if (this.busy) return;
     this.busy = true;
+    this.summary = null; // the next pick: the player has gone on from the last round's outcome
     this.render();
     try {
       // The move names the turn the player chose it in: once that turn is over it is refused.
@@ -398,14 +418,17 @@ class GamePage {
       h("div", { class: "game-head" },
         h("h1", {}, m.title),
         h("p", { class: "muted" }, m.describeGame(view)),
-        h("p", { class: "phase", id: "phase" }, m.phase(view)),
-        h("p", { class: "muted small" }, h("span", { id: "connection", class: "connection" }), " ", this.whoAmI()),
-        this.soundChoice()),
+        h("p", { class: "phase", id: "phase", tabindex: -1 }, m.phase(view)),
+        // One line for who you are and the turn sound (a line of its own pushed the table down)
+        h("p", { class: "muted small" }, h("span", { id: "connection", class: "connection" }), " ", this.whoAmI(), " ", this.soundChoice())),
       this.finalPanel(),
       this.deadline(),
       this.summaryPanel(),
       this.joinPanel(),
-      this.seatActions(),
+      // Leaving, before the start, comes first; resigning, once playing, comes after the table:
+      // a panel holding only "Resign…" sat above the hand and pushed the table below a
+      // laptop's fold (issue 39, item 11).
+      view.status === "playing" ? null : this.seatActions(),
       view.status === "cancelled"
         ? h("p", { class: "panel cancelled", id: "cancelled" }, "This game was cancelled: its seats did not fill in time. ",
             h("a", { href: "#/" }, "Find or create another game"))
@@ -417,6 +440,7 @@ class GamePage {
         dataset: { version: view.version, status: view.status, drawn: (this.draws = (this.draws || 0) + 1) } },
         m.render(view, this.draft, { onChange: () => this.render(), onMove: (body) => { this.focusHand = true; return this.move(body); },
           reveal: this.reveal, revealed: this.log.find((e) => e.record.type === "turn_revealed")?.record })),
+      view.status === "playing" ? this.seatActions() : null,
       this.sheet && this.sheet.rounds?.length !== 0
         ? h("details", { class: "panel", open: view.status === "over" || undefined, id: "scores" },
             h("summary", {}, "Score sheet"), m.scoreSheet(this.sheet))
@@ -429,6 +453,7 @@ class GamePage {
     ].filter(Boolean));
     this.showConnection();
     restoreFocus(focus, this.main);
+    this.bringResultsIntoView();
     this.returnToHand();
     this.announce(m.phase(view));
     this.showTitle();
@@ -438,7 +463,7 @@ class GamePage {
   /** The turn sound's checkbox, for a seated player (off unless turned on; kept per browser). */
   soundChoice() {
     if (!this.seat || this.view.status === "over") return null;
-    return h("label", { class: "check small" },
+    return h("label", { class: "check inline small" },
       h("input", { type: "checkbox", id: "turn-sound", checked: soundOn(), onchange: (e) => this.setSound(e.target.checked) }),
       " Play a sound when it becomes my turn while this page is in the background");
   }

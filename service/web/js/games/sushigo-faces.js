@@ -56,6 +56,14 @@ const DRAW = {
   salmon_nigiri: () => [rice(), el("rect", { x: 6, y: 17, width: 28, height: 11, rx: 5, fill: "#f58a6c", stroke: "#b0452c" }), ...stripes(18, "#fde1d6")],
   squid_nigiri: () => [rice(), el("path", { d: "M6 27 Q6 15 20 16 Q34 15 34 27 Z", fill: "#eef2f7", stroke: "#7a8799" }),
     el("path", { d: "M10 27 v6 M15 27 v7 M25 27 v7 M30 27 v6", stroke: "#7a8799", "stroke-width": 1.5 })],
+  // Zoch's own cards (the same kinds, S1's table): tuna is dark red, not squid's white; mussels
+  // are two dark shells, not a dumpling (issue 39, item 11).
+  tuna_nigiri: () => [rice(), el("rect", { x: 6, y: 17, width: 28, height: 11, rx: 3, fill: "#b8233a", stroke: "#6e1020" }),
+    el("path", { d: "M11 19 l3 7 M19 19 l3 7 M27 19 l3 7", stroke: "#e36a7c", "stroke-width": 1.3 })],
+  mussels: () => [-1, 1].map((side) =>
+    el("g", { transform: `translate(${20 + side * 8} 21) rotate(${side * 25})` },
+      el("ellipse", { cx: 0, cy: 0, rx: 7, ry: 13, fill: "#27304a", stroke: "#0f1424", "stroke-width": 1.3 }),
+      el("path", { d: "M-4 -6 q4 3 8 0 M-5 1 q5 3 10 0 M-4 8 q4 2 8 0", fill: "none", stroke: "#6f7da3", "stroke-width": 1.1 }))),
   wasabi: () => [el("path", { d: "M8 30 Q6 18 14 16 Q16 8 23 11 Q32 10 31 19 Q36 26 29 31 Z", fill: "#8cc63f", stroke: "#4d7a16", "stroke-width": 1.5 }),
     el("path", { d: "M16 22 q4 -4 8 0", fill: "none", stroke: "#4d7a16", "stroke-width": 1.4 })],
   pudding: () => [el("path", { d: "M10 32 L13 13 H27 L30 32 Z", fill: "#f7d98b", stroke: "#a3781d" }),
@@ -65,7 +73,8 @@ const DRAW = {
     el("path", { d: "M14 36 L33 7", stroke: "#c46a3a", "stroke-width": 3, "stroke-linecap": "round" })],
 };
 
-/** The face of a card kind: an <svg> (40×40 units; its size is the stylesheet's). */
+/** The face of a card kind, or of an edition's own card (`tuna_nigiri`, `mussels`): an <svg>
+ * (40×40 units; its size is the stylesheet's). */
 export function art(kind) {
   const maki = /^maki_(\d)$/.exec(kind);
   const draw = maki ? () => DRAW.maki(Number(maki[1])) : DRAW[kind];

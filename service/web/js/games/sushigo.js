@@ -46,6 +46,8 @@ export const cardName = (card) => {
   return CARD_NAMES[card] || card;
 };
 const isNigiri = (card) => card.endsWith("_nigiri");
+// The picture of the card the edition prints (zoch's tuna nigiri and mussels have their own).
+const picture = (card) => art(printed[card] || card);
 
 function face(kind, text = FACES[kind] || "") {
   return h("small", { class: "face" }, text);
@@ -54,7 +56,7 @@ function face(kind, text = FACES[kind] || "") {
 /** A card: its face (drawn), its name, then its value and set rule. */
 function card(kind, attrs = {}, extra = null, rule = undefined) {
   const { class: more, ...rest } = attrs;
-  return h("span", { class: `card sg-${kind}${more ? ` ${more}` : ""}`, ...rest }, art(kind), h("span", { class: "name" }, cardName(kind)), extra, face(kind, rule));
+  return h("span", { class: `card sg-${kind}${more ? ` ${more}` : ""}`, ...rest }, picture(kind), h("span", { class: "name" }, cardName(kind)), extra, face(kind, rule));
 }
 
 function cardList(cards) {
@@ -222,10 +224,9 @@ export function revealOf(before, after) {
     const dipped = counted(now.on_wasabi.slice(was.on_wasabi.length));
     const plain = new Map([...added].filter(([, n]) => n > 0).map(([kind, n]) => [kind, n - (dipped.get(kind) || 0)]));
     fresh.set(seat, { plain, dipped });
-    const freeBefore = was.cards.filter((c) => c === "wasabi").length - was.on_wasabi.length + (added.get("wasabi") || 0);
-    const freeAfter = freeBefore - (now.on_wasabi.length - was.on_wasabi.length);
-    const off = [...plain].filter(([kind, n]) => isNigiri(kind) && n > 0 && freeAfter > 0).map(([kind]) => kind);
-    wasabi.set(seat, { onto: [...dipped.keys()], off });
+    // The free wasabi before this turn's cards; describePick places them in the pick's order
+    // (S8/S9), so two nigiri of a kind, one onto the wasabi, read as one on and one off.
+    wasabi.set(seat, { free: was.cards.filter((c) => c === "wasabi").length - was.on_wasabi.length, dipped });
   }
   if (one) REVEALS.set(`${before.round}:${before.turn}`, wasabi);
   return { round: before.round, turn: before.turn, fresh };
@@ -247,8 +248,10 @@ export function newDraft() {
 /** The live game: every seat's table, then your hand (if you have a seat and it is playing). */
 export function render(view, draft, { onChange, onMove, reveal = null, revealed = null }) {
   useEdition(view);
-  return h("div", { class: "sushigo" }, howToPlay(view), hand(view, draft, { onChange, onMove }), h("h2", { class: "visually-hidden" }, "The table"),
-    revealLine(view, revealed), table(view, reveal));
+  // The hand, then the table its picks land on (the reveal's marks in view on a laptop, issue
+  // 39 item 11); how to play, for reference, after them.
+  return h("div", { class: "sushigo" }, hand(view, draft, { onChange, onMove }), h("h2", { class: "visually-hidden" }, "The table"),
+    revealLine(view, revealed), table(view, reveal), howToPlay(view));
 }
 
 /** The last reveal in words, above the table (`revealed`: its turn_revealed record). */
@@ -341,7 +344,7 @@ function hand(view, draft, { onChange, onMove }) {
         },
         onkeydown: (event) => onkeydown(event, i),
       },
-      art(c),
+      picture(c),
       h("span", { class: "name" }, cardName(c)),
       face(c),
       order >= 0 && max > 1 ? h("span", { class: "order" }, ` #${order + 1}`) : null,
@@ -427,14 +430,26 @@ function pickBody(view, draft) {
 
 // --- the log ----------------------------------------------------------------------------------
 
+/** The pick's cards as placed, in its order (S8/S9): a wasabi frees one for a nigiri after it,
+ * a nigiri goes onto a free wasabi unless its use_wasabi is false (zoch). "Onto" is said only as
+ * many times as the table showed nigiri of that kind go onto a wasabi, "kept off" only while a
+ * wasabi was free (issue 39, item 10: two salmon with chopsticks and one wasabi were both "onto"). */
+function placedCards(p, seen) {
+  if (!seen) return p.cards.map(cardName);
+  let free = seen.free;
+  const dipped = new Map(seen.dipped);
+  return p.cards.map((c, i) => {
+    if (c === "wasabi") free += 1;
+    if (!isNigiri(c) || free <= 0) return cardName(c);
+    if (p.use_wasabi?.[i] === false || !dipped.get(c)) return `${cardName(c)}, kept off the wasabi`;
+    dipped.set(c, dipped.get(c) - 1);
+    free -= 1;
+    return `${cardName(c)} onto the wasabi (scores ${3 * NIGIRI_POINTS[c]})`;
+  });
+}
+
 function describePick(view, p, seen) {
-  const where = (c) => {
-    if (!isNigiri(c)) return cardName(c);
-    if (seen?.onto.includes(c)) return `${cardName(c)} onto the wasabi (scores ${3 * NIGIRI_POINTS[c]})`;
-    if (seen?.off.includes(c)) return `${cardName(c)}, kept off the wasabi`;
-    return cardName(c);
-  };
-  const cards = p.cards.map(where).join(" and ");
+  const cards = placedCards(p, seen).join(" and ");
   const extra = p.chopsticks ? " with chopsticks" : "";
   const dummy = p.dummy_card ? `, and ${cardName(p.dummy_card)} for the dummy` : "";
   return `${seatName(view, p.seat)} took ${cards}${extra}${dummy}`;
@@ -499,9 +514,10 @@ export function roundSummary(sheet, round, view) {
     h("h2", {}, `Round ${round} scored`),
     lastReveal(view, round),
     h("div", { class: "score-sheet", tabindex: 0, role: "group", "aria-label": `Round ${round} points` }, roundTable(r, categories)),
+    // Words, not a run of names and numbers ("greedy bot 1 8 icons → 6" read as noise).
     h("p", { class: "maki-standings" }, "Maki standings: ",
-      maki.map((row) => `${row.name} ${plural(row.maki?.icons ?? 0, "icon")} → ${row.maki?.points ?? 0}`).join(" · ")),
-    round < 3 ? h("p", { class: "puddings-so-far" }, "Puddings kept for the end: ", puddings.map(([name, n]) => `${name} ${n}`).join(" · ")) : null,
+      maki.map((row) => `${row.name}: ${plural(row.maki?.icons ?? 0, "icon")}, ${plural(row.maki?.points ?? 0, "point")}`).join("; ")),
+    round < 3 ? h("p", { class: "puddings-so-far" }, "Puddings kept for the end: ", puddings.map(([name, n]) => `${name}: ${n}`).join("; ")) : null,
   ];
 }
 
@@ -513,7 +529,8 @@ export function finalSummary(sheet, view) {
   const winners = new Set(sheet.winners || []);
   const line = (t) => {
     const p = puddings.get(t.seat);
-    const pudding = p ? ` (puddings: ${p.count}, ${p.points >= 0 ? "+" : ""}${p.points})` : "";
+    // "(1 pudding: −3 points)", not "(puddings: 1, -3)"
+    const pudding = p ? ` (${plural(p.count, "pudding")}: ${p.points > 0 ? "+" : p.points < 0 ? "−" : ""}${plural(Math.abs(p.points), "point")})` : "";
     const dummy = t.seat >= players ? " — the dummy cannot win (S17)" : "";
     return h("li", { dataset: { seat: t.seat }, class: winners.has(t.seat) ? "winner" : "" }, `${t.name}: ${plural(t.total, "point")}${pudding}${dummy}`);
   };

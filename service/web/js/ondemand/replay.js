@@ -64,7 +64,7 @@ class Replay {
     this.provenance = h("div", { class: "provenance", id: "provenance", tabindex: -1 });
     replace(this.main,
       h("div", { class: "game-head" }, h("h1", {}, `${this.m.title}: replay`), h("p", { class: "muted" }, this.m.describeGame(this.final)),
-        h("p", { class: "phase" }, this.m.phase(this.final))),
+        h("p", { class: "phase", id: "replay-result" }, this.m.phase(this.final))),
       h("section", { class: "panel controls", "aria-label": "Replay controls" },
         h("div", { class: "buttons" },
           step("« Start", "first", () => 1),
@@ -150,7 +150,10 @@ class Replay {
       this.states.set(version, state);
     }
     if (this.version !== version) return; // the user moved on while this one loaded
-    replace(this.stateBox, h("h2", {}, `The table at version ${version}`), h("p", { class: "phase", id: "replay-phase" }, this.m.phase(state)), this.m.replayView(state));
+    // The game's end is said once, at the top ("Game over" twice read as a stutter).
+    const phase = this.m.phase(state);
+    const shown = phase === this.m.phase(this.final) ? null : h("p", { class: "phase", id: "replay-phase" }, phase);
+    replace(this.stateBox, h("h2", {}, `The table at version ${version}`), shown, this.m.replayView(state));
     this.highlightCards();
   }
 
