@@ -1,5 +1,6 @@
-"""``cardroom migrate``, ``cardroom serve``, ``cardroom keys`` (the public signing keys), and
-offline ``cardroom audit`` and ``cardroom replay`` of game exports (no server, no database)."""
+"""``cardroom migrate``, ``cardroom serve``, ``cardroom deliver`` (webhooks), ``cardroom keys``
+(the public signing keys), and offline ``cardroom audit`` and ``cardroom replay`` of game
+exports (no server, no database)."""
 
 from __future__ import annotations
 
@@ -107,6 +108,11 @@ def _parser() -> argparse.ArgumentParser:
     commands.add_parser(
         "openapi", help="print the API's contract (openapi.yaml), generated from the code"
     )
+    commands.add_parser(
+        "deliver",
+        help="deliver webhooks only (cardroom serve's workers deliver too, unless"
+        " CARDROOM_WEBHOOKS_DELIVER=0)",
+    )
     return parser
 
 
@@ -188,7 +194,7 @@ def serve(
             "accesslog": None,  # the app logs each request itself (service/http/observe.py)
             "logger_class": "service.logs.GunicornLogger",
             "logconfig_dict": logs.gunicorn_logconfig(settings(), access_log),
-            "post_worker_init": _end_live_requests_on_exit,
+            "post_worker_init": _worker_started,
             "child_exit": _forget_worker_metrics,
         }
     )
@@ -252,6 +258,14 @@ def _forget_worker_metrics(server: Any, worker: Any) -> None:
     from prometheus_client import multiprocess
 
     multiprocess.mark_process_dead(worker.pid)
+
+
+def _worker_started(worker: Any) -> None:
+    """gunicorn's post_worker_init: streams end on exit; the worker delivers webhooks."""
+    _end_live_requests_on_exit(worker)
+    from service.webhooks.deliver import run_in_app
+
+    run_in_app(getattr(worker, "flask_app", worker.wsgi))
 
 
 def _end_live_requests_on_exit(worker: Any) -> None:
@@ -358,7 +372,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _main(argv: Sequence[str] | None) -> int:
     args = _parser().parse_args(argv)
-    if args.command in ("serve", "migrate", "keys"):
+    if args.command in ("serve", "migrate", "keys", "deliver"):
         check_environment()  # a misspelt setting stops the start rather than being ignored
     logs.configure(settings(), access_log=not getattr(args, "no_access_log", False))
     if args.command == "migrate":
@@ -387,6 +401,10 @@ def _main(argv: Sequence[str] | None) -> int:
         from service.cli.replay import replay_command
 
         return replay_command(args.source)
+    elif args.command == "deliver":
+        from service.cli.deliver_command import deliver_command
+
+        return deliver_command()
     elif args.command == "openapi":
         from service.http import contract
 

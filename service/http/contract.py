@@ -24,6 +24,7 @@ from marshmallow import Schema, fields
 
 from service.games.registry import GameAdapter, load_games
 from service.http import schemas
+from service.http.schemas.webhooks import WEBHOOK_BODIES
 
 BASE = Path(__file__).with_name("contract_base.yaml")
 IMPLICIT_METHODS = {"HEAD", "OPTIONS"}  # Flask adds them to every route
@@ -46,6 +47,7 @@ SHARED_BODIES = (
     *schemas.ACCOUNT_BODIES,
     *schemas.CHALLENGE_BODIES,
     *schemas.HISTORY_BODIES,
+    *WEBHOOK_BODIES,
 )
 
 
