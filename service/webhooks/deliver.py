@@ -31,7 +31,7 @@ import random
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -157,7 +157,6 @@ class Deliverer:
         lease = uuid.uuid4()
         try:
             with self.pool.connection() as conn:
-                conn.autocommit = True
                 claimed = store.claim(conn, lease, self.options.lease_seconds, free)
         except BaseException:
             for _ in range(free):
@@ -169,6 +168,16 @@ class Deliverer:
             threading.Thread(
                 target=self._serve, args=(endpoint, lease), name="cardroom-webhook", daemon=True
             ).start()
+        return len(claimed)
+
+    def deliver_due(self, limit: int = 100, only: Sequence[uuid.UUID] | None = None) -> int:
+        """Claim due endpoints (``only``: among these) and deliver to each in this thread, one
+        after the other (tests and benchmarks drive delivery so); the number claimed."""
+        lease = uuid.uuid4()
+        with self.pool.connection() as conn:
+            claimed = store.claim(conn, lease, self.options.lease_seconds, limit, only)
+        for endpoint in claimed:
+            self.deliver(endpoint, lease)
         return len(claimed)
 
     def _serve(self, endpoint: Endpoint, lease: uuid.UUID) -> None:
@@ -185,7 +194,6 @@ class Deliverer:
         while each succeeds and the lease has time for another attempt."""
         until = time.monotonic() + self.options.lease_seconds - MARGIN_SECONDS
         with self.pool.connection() as conn:
-            conn.autocommit = True
             owed = steps(conn, endpoint)
         passed: Checkpoint | None = None  # steps with nothing to send, walked past
         attempts = endpoint.attempts
@@ -202,12 +210,10 @@ class Deliverer:
                 passed, attempts = None, 0
             if passed is not None:
                 with self.pool.connection() as conn:
-                    conn.autocommit = True
                     outcome = Outcome(passed, attempts, 0.0, False, False)
                     self._record(conn, endpoint, lease, outcome, None)
         finally:
             with self.pool.connection() as conn:
-                conn.autocommit = True
                 store.release(conn, endpoint.id, lease)  # for its retry's time, not the lease's
 
     def _attempt(
@@ -254,7 +260,6 @@ class Deliverer:
             answer.error,
         )
         with self.pool.connection() as conn:
-            conn.autocommit = True
             status = self._record(conn, endpoint, lease, outcome, attempted)
         if status is None:
             return None
@@ -299,7 +304,6 @@ class Deliverer:
         self._next_purge = now + PURGE_SECONDS
         try:
             with self.pool.connection() as conn:
-                conn.autocommit = True
                 purged = store.purge(conn)
         except psycopg.Error:
             log.warning("webhooks: could not purge the delivery log", exc_info=True)
