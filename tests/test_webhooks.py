@@ -14,6 +14,7 @@ import uuid
 from collections.abc import Iterator
 from typing import Any
 
+import own_database
 import psycopg
 import pytest
 from api_client import (
@@ -37,6 +38,12 @@ from service.webhooks.deliver import Deliverer, Options, Schedule
 
 pytest_plugins = ["api_fixtures"]
 WAIT = 30.0
+
+# A database of its own: the `cardroom serve` processes other modules start deliver webhooks
+# too (with their own settings), and must not meet these endpoints.
+database_url = own_database.database_url
+pool = own_database.pool
+live_server = own_database.live_server
 
 
 @pytest.fixture(scope="module")
