@@ -281,6 +281,28 @@ def test_failures_are_retried_in_order_with_the_same_webhook_id(
     ]
 
 
+def test_a_failure_after_a_success_in_one_claim_keeps_the_success(
+    api: ApiClient, pool: ConnectionPool, hooks_server: Any, owner_connection: Any
+) -> None:
+    """One claim delivers a message, then the next fails: the checkpoint stays past the first
+    (bench/webhooks.py found it going back to the claim's start, every success posted again)."""
+    answers = iter([200, 500])
+    receiver = Receiver(hooks_server, answer=lambda received: next(answers, 200))
+    body = {"game": "sushi-go", "players": 2, "bots": [{"seat": 1, "kind": "greedy"}]}
+    game = api.post("/games", body).json()["game_id"]
+    seat = api.clone(token=api.join(game, "Quinn")["token"])
+    hook = register(seat, f"/games/{game}/webhooks", receiver)
+    for number in range(2):  # each pick opens the next turn in its own append (the bot's too)
+        seat.move(game, random_move(seat.game(game), random.Random(number)))
+    assert deliverer(pool).deliver_due(only=[uuid.UUID(hook["webhook_id"])]) == 1
+    first, second = receiver.snapshot()
+    assert (first.status, second.status) == (200, 500)
+    done = owner_connection.execute(
+        "SELECT done_version FROM webhook_endpoints WHERE id = %s", (hook["webhook_id"],)
+    ).fetchone()[0]
+    assert done == first.data["version"] < second.data["version"]
+
+
 def test_a_message_past_the_last_retry_is_given_up_and_the_next_goes(
     api: ApiClient, table: Table, pool: ConnectionPool, hooks_server: Any
 ) -> None:

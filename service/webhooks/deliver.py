@@ -195,22 +195,22 @@ class Deliverer:
         until = time.monotonic() + self.options.lease_seconds - MARGIN_SECONDS
         with self.pool.connection() as conn:
             owed = steps(conn, endpoint)
-        passed: Checkpoint | None = None  # steps with nothing to send, walked past
+        current = _checkpoint(endpoint)  # where the endpoint is, as this claim moves it
+        walked = False  # steps with nothing to send passed since the last record
         attempts = endpoint.attempts
         try:
             for step in owed:
                 if step.message is None:
-                    passed = step.after
+                    current, walked = step.after, True
                     continue
                 if time.monotonic() + self.options.timeout > until:
                     break  # not enough lease left for one more attempt: the next claim goes on
-                before = passed or _checkpoint(endpoint)
-                if self._attempt(endpoint, lease, step, before, attempts) != "next":
+                if self._attempt(endpoint, lease, step, current, attempts) != "next":
                     return  # it failed (retried later), disabled the endpoint, or lost the lease
-                passed, attempts = None, 0
-            if passed is not None:
+                current, walked, attempts = step.after, False, 0
+            if walked:
                 with self.pool.connection() as conn:
-                    outcome = Outcome(passed, attempts, 0.0, False, False)
+                    outcome = Outcome(current, attempts, 0.0, False, False)
                     self._record(conn, endpoint, lease, outcome, None)
         finally:
             with self.pool.connection() as conn:
