@@ -127,8 +127,11 @@ def receiving(receiver: Receiver) -> Iterator[str]:
         def log_message(self, *args: Any) -> None:
             pass
 
-    server = ThreadingHTTPServer((HOST, 0), Handler)
-    server.daemon_threads = True
+    class Server(ThreadingHTTPServer):
+        request_queue_size = 256  # (5 by default: SYNs dropped, 1 s retransmits, in the tail)
+        daemon_threads = True
+
+    server = Server((HOST, 0), Handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:

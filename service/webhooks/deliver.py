@@ -41,13 +41,15 @@ from psycopg_pool import ConnectionPool
 from service.keys import Keyring
 from service.settings import settings
 from service.store import webhooks as store
+from service.store.recent import Recent
 from service.store.webhooks import Attempted, Checkpoint, Endpoint, Outcome
 from service.webhooks import sign, transport
-from service.webhooks.messages import Message, Step, steps
+from service.webhooks.messages import Message, States, Step, steps
 
 log = logging.getLogger(__name__)
 
 SLOTS = 8  # endpoints one deliverer posts to at once
+STATES_KEPT = 4096  # game states kept between looks (a few KB each)
 PURGE_SECONDS = 60.0
 MARGIN_SECONDS = 5.0  # a lease outlives the attempt it covers by this much at least
 
@@ -121,6 +123,7 @@ class Deliverer:
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
         self._next_purge = 0.0
+        self.states: States = Recent(STATES_KEPT)  # game states where endpoints stand
 
     def wake(self, *_: Any) -> None:
         self._woken.set()
@@ -194,7 +197,7 @@ class Deliverer:
         while each succeeds and the lease has time for another attempt."""
         until = time.monotonic() + self.options.lease_seconds - MARGIN_SECONDS
         with self.pool.connection() as conn:
-            owed = steps(conn, endpoint)
+            owed = steps(conn, endpoint, self.states)
         current = _checkpoint(endpoint)  # where the endpoint is, as this claim moves it
         walked = False  # steps with nothing to send passed since the last record
         attempts = endpoint.attempts

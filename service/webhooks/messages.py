@@ -31,6 +31,7 @@ from service.play import adapter_for
 from service.play.feed import moments
 from service.store import account_feed
 from service.store.account_feed import Cursor
+from service.store.recent import Recent
 from service.store.webhooks import Checkpoint, Endpoint
 
 FROM_FEED = {
@@ -80,20 +81,29 @@ def links(game_id: UUID | str) -> dict[str, str]:
     return {"game": f"/games/{game_id}", "events": f"/games/{game_id}/events"}
 
 
-def steps(conn: psycopg.Connection[Any], endpoint: Endpoint) -> list[Step]:
-    """What ``endpoint`` is owed past its checkpoint, in order."""
+def steps(
+    conn: psycopg.Connection[Any], endpoint: Endpoint, states: States | None = None
+) -> list[Step]:
+    """What ``endpoint`` is owed past its checkpoint, in order (``states``: game states kept
+    between calls, so that only what came since is folded)."""
     if endpoint.game_id is not None:
-        return list(_game_steps(conn, endpoint, endpoint.game_id))
+        return list(_game_steps(conn, endpoint, endpoint.game_id, states))
     return _account_steps(conn, endpoint)
 
 
 # --- a game's endpoint -----------------------------------------------------------------------
 
 EVENTS = (
-    "SELECT g.game, e.version, e.type, e.data, e.schema_version, e.recorded_at, e.tx::text"
-    " FROM games g LEFT JOIN events e ON e.game_id = g.id WHERE g.id = %s ORDER BY e.version"
+    "SELECT g.game, e.version, e.type, e.data, e.schema_version, e.recorded_at, e.tx::text,"
+    " (SELECT hash FROM events h WHERE h.game_id = g.id AND h.version = %(from)s), e.hash"
+    " FROM games g LEFT JOIN events e ON e.game_id = g.id AND e.version > %(from)s"
+    " WHERE g.id = %(game)s ORDER BY e.version"
 )
 REMATCH = "SELECT rematch_id, proposed_by, created_at FROM rematches WHERE game_id = %s"
+# A game's state after a version, by (game, version, that version's hash): a deliverer folds
+# only what came since its last look (the hash: a database that lost commits and took others
+# at the same versions is not believed).
+States = Recent[tuple[UUID, int, str], Any]
 
 
 def _batches(rows: Sequence[Any]) -> Iterator[list[Any]]:
@@ -108,22 +118,40 @@ def _batches(rows: Sequence[Any]) -> Iterator[list[Any]]:
         yield batch
 
 
-def _game_steps(conn: psycopg.Connection[Any], endpoint: Endpoint, game_id: UUID) -> Iterator[Step]:
-    rows = conn.execute(EVENTS, (game_id,)).fetchall()
+def _start(
+    conn: psycopg.Connection[Any], game_id: UUID, done: int, states: States | None
+) -> tuple[Any, Any, list[Any]]:
+    """The game's adapter, its state at ``done`` and the rows of its events after it."""
+    known = None
+    if states is not None and done > 0:
+        head = conn.execute(EVENTS, {"game": game_id, "from": done}).fetchall()
+        known = states.get((game_id, done, head[0][7])) if head[0][7] is not None else None
+        if known is not None:
+            return adapter_for(head[0][0]), known, [row for row in head if row[1] is not None]
+    rows = conn.execute(EVENTS, {"game": game_id, "from": 0}).fetchall()
     adapter = adapter_for(rows[0][0])
-    game = adapter.game
-    state = game.initial_state()
+    state = adapter.game.initial_state()
     events = [row for row in rows if row[1] is not None]
     for row in events:
-        if row[1] > endpoint.done_version:
+        if row[1] > done:
             break
-        state = game.evolve(state, Event(row[2], row[3], row[4]))
+        state = adapter.game.evolve(state, Event(row[2], row[3], row[4]))
+    return adapter, state, [row for row in events if row[1] > done]
+
+
+def _game_steps(
+    conn: psycopg.Connection[Any], endpoint: Endpoint, game_id: UUID, states: States | None
+) -> Iterator[Step]:
+    adapter, state, rows = _start(conn, game_id, endpoint.done_version, states)
+    game = adapter.game
     done, skip = endpoint.done_version, endpoint.done_count
-    for batch in _batches([row for row in events if row[1] > endpoint.done_version]):
+    for batch in _batches(rows):
         before = state
         appended = [Event(row[2], row[3], row[4]) for row in batch]
         for event in appended:
             state = game.evolve(state, event)
+        if states is not None:
+            states.put((game_id, state.version, batch[-1][8]), state)
         told = _told(endpoint, game_id, moments(adapter, before, state, appended), batch[-1][5])
         for index, (type_, data, at) in enumerate(told):
             last = index == len(told) - 1
