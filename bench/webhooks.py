@@ -240,10 +240,15 @@ def pick(base: str, game: Game) -> float:
     """Seat 0's pick (the bot picks in the same append): its latency in seconds."""
     view = game.view
     body = {"round": view["round"], "turn": view["turn"], "cards": view["you"]["hand"][:1]}
-    headers = {"Authorization": f"Bearer {game.token}"}
+    headers = {"Authorization": f"Bearer {game.token}", "Idempotency-Key": str(uuid.uuid4())}
     started = time.perf_counter()
-    answer = game.session.post(f"{base}/games/{game.id}/moves", json=body, headers=headers,
-                               timeout=30)  # fmt: skip
+    try:
+        answer = game.session.post(f"{base}/games/{game.id}/moves", json=body, headers=headers,
+                                   timeout=30)  # fmt: skip
+    except requests.ConnectionError:  # a kept-alive connection the server closed while idle:
+        started = time.perf_counter()  # the same key, so the pick counts once whatever happened
+        answer = game.session.post(f"{base}/games/{game.id}/moves", json=body, headers=headers,
+                                   timeout=30)  # fmt: skip
     took = time.perf_counter() - started
     answer.raise_for_status()
     game.view = answer.json()
