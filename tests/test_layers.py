@@ -28,6 +28,7 @@ EVERYTHING = {
     "service.play",
     "service.rematch",
     "service.live",
+    "service.webhooks",
     "service.http",
     "service.cli",
 }
@@ -67,6 +68,16 @@ ALLOWED = {
         "service.store",
         "service.play",
         "service.live",
+    },
+    # Webhooks (issue 36): readers of the log, delivering what play/'s feed logic says.
+    "service.webhooks": {
+        *BASE,
+        "domain",
+        "service.errors",
+        "service.store",
+        "service.play",
+        "service.keys",
+        "service.webhooks",
     },
     "service.http": EVERYTHING - {"service.cli"},
     "service.cli": EVERYTHING,
