@@ -78,7 +78,10 @@ def run_stateful(
     schema: schemathesis.schemas.BaseSchema, *, max_examples: int, max_steps: int, seed: int = 0
 ) -> Stats:
     stats = Stats()
-    base = schema.as_state_machine()
+    # Webhooks (issue 36) are left out of the walk: no link leads to them (a seat's token would
+    # let a generated URL be verified, a request to anywhere), and fourteen more operations to
+    # draw from made the walk miss every game.
+    base = schema.exclude(tag="webhooks").as_state_machine()
 
     class Machine(base):  # type: ignore[misc, valid-type]
         def before_call(self, case: Any) -> None:

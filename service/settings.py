@@ -132,6 +132,38 @@ class Settings(BaseSettings):
         le=7 * 24 * 3600,
         description="seconds a challenge waits for its answer before it expires",
     )
+    webhooks_insecure: bool = Field(
+        False,
+        description="development only: webhook URLs may be plain http:// and resolve to"
+        " loopback or private addresses (/readyz names it when on)",
+    )
+    webhooks_deliver: bool = Field(
+        True,
+        description="each `cardroom serve` worker delivers webhooks (off: only `cardroom"
+        " deliver` processes do)",
+    )
+    webhooks_timeout: float = Field(
+        15.0, gt=0, le=60, description="seconds one webhook attempt may take (then it failed)"
+    )
+    webhooks_retry_schedule: str = Field(
+        "5,300,1800,7200,18000,36000,50400,72000,86400",
+        description="seconds before each retry of a failed webhook, after the first attempt"
+        " (made at once); past the last, the message is given up",
+    )
+    webhooks_jitter: float = Field(
+        0.1, ge=0, le=1, description="a retry's delay varies by up to this share, at random"
+    )
+    webhooks_disable_after: float = Field(
+        5 * 24 * 3600.0,
+        gt=0,
+        description="seconds an endpoint may fail without one success before it is disabled",
+    )
+    webhooks_poll: float = Field(
+        1.0,
+        gt=0,
+        description="seconds between a deliverer's looks for due retries (new events wake it"
+        " at once)",
+    )
     keys_check_seconds: float = Field(
         5.0,
         gt=0,
@@ -234,6 +266,17 @@ class Settings(BaseSettings):
         scheme = value.partition("://")[0]
         if "://" not in value or scheme not in RATE_LIMIT_SCHEMES:
             raise ValueError(f"must be a URI of one of {', '.join(RATE_LIMIT_SCHEMES)}")
+        return value
+
+    @field_validator("webhooks_retry_schedule")
+    @classmethod
+    def _schedule(cls, value: str) -> str:
+        try:
+            delays = [float(part) for part in value.split(",") if part.strip()]
+        except ValueError:
+            delays = [-1.0]
+        if not delays or any(not 0 <= d <= 7 * 24 * 3600 for d in delays):
+            raise ValueError("must be comma-separated seconds, each from 0 to 604800 (5,300,1800)")
         return value
 
     @field_validator("trusted_proxies")

@@ -17,6 +17,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager, suppress
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +29,7 @@ from pytest_httpserver import HTTPServer
 from serve_support import Served
 
 from service import keys as service_keys
-from service.webhooks import sign
+from service.webhooks import messages, sign
 
 pytest_plugins = ["client_fixtures"]
 
@@ -295,10 +296,15 @@ def test_the_webhook_receiver_verifies_and_says_your_turn(
                 body = body.replace(b'"version": 4', b'"version": 5')
             return httpx.post(f"http://127.0.0.1:{port}/", content=body, headers=headers)
 
-        check = deliver({"type": "webhook.verify", "challenge": "c-123"}, "msg_v")
+        def event(type_: str, **data: Any) -> dict[str, Any]:  # as the service builds them
+            return json.loads(messages.body(type_, datetime.now(UTC), data))
+
+        check = deliver(event("webhook.verify", challenge="c-123"), "msg_v")
         assert check.status_code == 200 and check.json() == {"challenge": "c-123"}
         link = f"{served.url}/games/g-1"
-        turn = {"type": "game.turn", "game_id": "g-1", "version": 4, "links": {"game": link}}
+        turn = event("game.turn", game_id="g-1", version=4, seat=0, links=messages.links("g-1"))
+        others = event("game.turn", game_id="g-1", version=5, seats=[1], links={})
+        assert deliver(others, "msg_o").status_code == 200  # a creator's: nobody to tell
         assert deliver(turn, "msg_t").status_code == 200
         assert deliver(turn, "msg_t").status_code == 200  # the same delivery again
         forged = deliver(turn, "msg_f", forge=True)

@@ -48,6 +48,10 @@ DISTRIBUTION: dict[str, str | None] = {
     "rated_games": None,
     "rating_changes": None,
     "ratings": None,
+    # 0023: webhook endpoints (a few per game or account, claimed across all of them by the
+    # deliverers) and their delivery log: local to the coordinator.
+    "webhook_endpoints": None,
+    "webhook_deliveries": None,
 }
 
 # Keys of distributed tables without the distribution column: none since migration 0015 (the

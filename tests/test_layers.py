@@ -69,8 +69,16 @@ ALLOWED = {
         "service.play",
         "service.live",
     },
-    # Webhooks (issue 36): the signatures (with the service's keys) and the outgoing POST.
-    "service.webhooks": {*BASE, "domain", "service.keys", "service.webhooks"},
+    # Webhooks (issue 36): readers of the log, delivering what play/'s feed logic says.
+    "service.webhooks": {
+        *BASE,
+        "domain",
+        "service.errors",
+        "service.store",
+        "service.play",
+        "service.keys",
+        "service.webhooks",
+    },
     "service.http": EVERYTHING - {"service.cli"},
     "service.cli": EVERYTHING,
 }

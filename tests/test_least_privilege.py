@@ -44,8 +44,13 @@ APP_TABLES = {
     # each account's latest rating per pool: only its rating columns are ever updated (the
     # leaderboard's index needs each account once; rating_changes is the history)
     "ratings": "account_id",
+    # 0023: an endpoint's checkpoint and retry state are updated, never its secret; owners
+    # delete endpoints, the deliverers purge the delivery log
+    "webhook_endpoints": "secret",
+    "webhook_deliveries": "payload",
 }
-PURGED = ("idempotency_keys", "request_records")  # caches the service purges itself (DELETE)
+# Rows the service deletes itself: expired caches, webhook endpoints and their old attempts.
+PURGED = ("idempotency_keys", "request_records", "webhook_endpoints", "webhook_deliveries")
 TEST_PASSWORD = "cardroom-test"  # only where the test server wants passwords (testcontainers)
 
 
@@ -128,6 +133,8 @@ def test_migrating_twice_keeps_the_role(database_url: str) -> None:
         special = {  # 0007: a cache the service purges; 0011: /readyz's scratch row
             "idempotency_keys": "DELETE,INSERT,SELECT",
             "request_records": "DELETE,INSERT,SELECT",
+            "webhook_endpoints": "DELETE,INSERT,SELECT",  # and UPDATE of some columns
+            "webhook_deliveries": "DELETE,INSERT,SELECT",
             "readiness_probe": "INSERT,SELECT,TRUNCATE",
         }
         assert grants == [

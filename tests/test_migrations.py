@@ -57,6 +57,8 @@ def test_concurrent_migrations_apply_once(database_url: str) -> None:
             "request_records",
             "seats",
             "turn_deadlines",
+            "webhook_deliveries",
+            "webhook_endpoints",
         ]
     finally:
         drop_database(database_url, name)

@@ -92,6 +92,10 @@ def test_the_contract_has_string_fields_in_every_body() -> None:
         "/accounts/me/tokens",
         "/accounts/{account_id}/challenges",
         "/games/quick",
+        "/games/{game_id}/webhooks",  # issue 36
+        "/games/{game_id}/webhooks/{webhook_id}",
+        "/accounts/me/webhooks",
+        "/accounts/me/webhooks/{webhook_id}",
     }
     assert ("POST", "/games/{game_id}/players", ("invitation",)) in CASES
     assert ("POST", "/games", ("bots", "0", "name")) in CASES
@@ -156,11 +160,11 @@ def test_a_lone_surrogate_in_any_string_field_is_a_400_naming_it(
     account_token, other = accounts
     raw = json.dumps(place(field, text))  # ensure_ascii: the surrogate as a \u escape
     headers = {**JSON, **({"Idempotency-Key": str(uuid.uuid4())} if keyed else {})}
-    if template.endswith("/moves"):
-        headers["Authorization"] = f"Bearer {token}"
+    if template.endswith("/moves") or template.startswith("/games/{game_id}/webhooks"):
+        headers["Authorization"] = f"Bearer {token}"  # the body is read after the token
     elif template.startswith("/accounts/"):  # the account's own routes: read after its token
         headers["Authorization"] = f"Bearer {account_token}"
-    url = client.base_url + template.format(game_id=game, account_id=other)
+    url = client.base_url + template.format(game_id=game, account_id=other, webhook_id=uuid.uuid4())
     response = requests.request(method, url, data=raw, headers=headers)
     problem = expect_problem(response, 400, "invalid_request")
     errors: Any = problem["errors"]

@@ -1,5 +1,6 @@
-"""``cardroom migrate``, ``cardroom serve``, ``cardroom keys`` (the public signing keys), and
-offline ``cardroom audit`` and ``cardroom replay`` of game exports (no server, no database)."""
+"""``cardroom migrate``, ``cardroom serve``, ``cardroom deliver`` (webhooks), ``cardroom keys``
+(the public signing keys), and offline ``cardroom audit`` and ``cardroom replay`` of game
+exports (no server, no database)."""
 
 from __future__ import annotations
 
@@ -120,6 +121,11 @@ def _parser() -> argparse.ArgumentParser:
         metavar="URL",
         help="the service (http(s)://host): compare every rebuilt mu and sigma with its own",
     )
+    commands.add_parser(
+        "deliver",
+        help="deliver webhooks only (cardroom serve's workers deliver too, unless"
+        " CARDROOM_WEBHOOKS_DELIVER=0)",
+    )
     return parser
 
 
@@ -204,7 +210,7 @@ def serve(
             "accesslog": None,  # the app logs each request itself (service/http/observe.py)
             "logger_class": "service.logs.GunicornLogger",
             "logconfig_dict": logs.gunicorn_logconfig(settings(), access_log),
-            "post_worker_init": _end_live_requests_on_exit,
+            "post_worker_init": _worker_started,
             "child_exit": _forget_worker_metrics,
         }
     )
@@ -271,6 +277,14 @@ def _forget_worker_metrics(server: Any, worker: Any) -> None:
     from prometheus_client import multiprocess
 
     multiprocess.mark_process_dead(worker.pid)
+
+
+def _worker_started(worker: Any) -> None:
+    """gunicorn's post_worker_init: streams end on exit; the worker delivers webhooks."""
+    _end_live_requests_on_exit(worker)
+    from service.webhooks.deliver import run_in_app
+
+    run_in_app(getattr(worker, "flask_app", worker.wsgi))
 
 
 def _end_live_requests_on_exit(worker: Any) -> None:
@@ -377,7 +391,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _main(argv: Sequence[str] | None) -> int:
     args = _parser().parse_args(argv)
-    if args.command in ("serve", "migrate", "keys"):
+    if args.command in ("serve", "migrate", "keys", "deliver"):
         check_environment()  # a misspelt setting stops the start rather than being ignored
     logs.configure(settings(), access_log=not getattr(args, "no_access_log", False))
     if args.command == "migrate":
@@ -410,6 +424,10 @@ def _main(argv: Sequence[str] | None) -> int:
         from service.cli.ratings_command import ratings_command
 
         return ratings_command(args.exports, args.check)
+    elif args.command == "deliver":
+        from service.cli.deliver_command import deliver_command
+
+        return deliver_command()
     elif args.command == "openapi":
         from service.http import contract
 

@@ -105,6 +105,8 @@ def create_app(
     # request, stored answers replayed included, and stamps each with its own request id.
     observe.register(app, games.store)
     readiness.register(app, games.store)  # GET /readyz; others add their checks to it
+    if settings().webhooks_insecure:  # named, never failing: a development setting left on
+        readiness.add_check(app, "webhooks_insecure", _webhooks_insecure, required=False)
     # Next: its after_request runs before observe's, so it stores responses as sent.
     idempotency.register(app, pool, games.store.watchdog)
     # The hub listens for appends on its own connection, from its first use on (streams and
@@ -128,3 +130,10 @@ def create_app(
     # Client addresses from X-Forwarded-For, from trusted proxies only (app config overrides).
     proxies.install(app, app.config.get("CARDROOM_TRUSTED_PROXIES", settings().trusted_proxies))
     return app
+
+
+def _webhooks_insecure() -> None:
+    raise RuntimeError(
+        "CARDROOM_WEBHOOKS_INSECURE is on: webhooks may go to plain http:// URLs and to"
+        " loopback and private addresses (development only)"
+    )

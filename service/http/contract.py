@@ -25,6 +25,7 @@ from marshmallow import Schema, fields
 from service.games.registry import GameAdapter, load_games
 from service.http import schemas
 from service.http.schemas.ratings import RATING_BODIES
+from service.http.schemas.webhooks import WEBHOOK_BODIES
 
 BASE = Path(__file__).with_name("contract_base.yaml")
 IMPLICIT_METHODS = {"HEAD", "OPTIONS"}  # Flask adds them to every route
@@ -48,6 +49,7 @@ SHARED_BODIES = (
     *schemas.CHALLENGE_BODIES,
     *schemas.HISTORY_BODIES,
     *RATING_BODIES,
+    *WEBHOOK_BODIES,
 )
 
 

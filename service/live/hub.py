@@ -105,6 +105,7 @@ class Hub:
         self._listening = threading.Event()
         self._stopping = threading.Event()
         self._epoch = 0  # connections made so far: a change means rows may have been missed
+        self._followers: list[Callable[[], None]] = []  # told of every wake-up (``follow``)
         every = settings().live_interval if interval is None else interval
         self._reader = Reader(conninfo, sources, self, interval=every, name=name)
 
@@ -245,6 +246,16 @@ class Hub:
                 if not waiters:
                     self._waiters.pop(key, None)
 
+    def follow(self, told: Callable[[], None]) -> None:
+        """Call ``told`` (from the reader's thread; it must not block) whenever the reader
+        reads anything, reconnects, or may have missed rows: a follower of the whole log (the
+        webhooks' deliverer) looks at the store then."""
+        self._followers.append(told)
+
+    def _tell_followers(self) -> None:
+        for told in self._followers:
+            told()
+
     def wake(self, key: Hashable, version: int | None = None) -> None:
         """Wake the waiters of ``key`` past whose version ``version`` is (and remember it), or
         every waiter of ``key`` when ``version`` is None."""
@@ -257,6 +268,7 @@ class Hub:
             self._epoch += 1
             self._listening.set()
         self._wake_all()  # anything may have been appended while not reading
+        self._tell_followers()
 
     def lost(self) -> None:
         # Waiters blocked on wake-ups that will not come (the connection is gone, maybe the
@@ -268,6 +280,7 @@ class Hub:
 
     def missed(self) -> None:
         self._wake_all()
+        self._tell_followers()
 
     def woken(self, wakes: Mapping[Hashable, int | None]) -> None:
         with self._lock:
@@ -281,6 +294,7 @@ class Hub:
                 for waiter in self._waiters.get(key, ()):
                     if version is None or version > waiter.after:
                         waiter.woken.set()
+        self._tell_followers()
 
     def _wake_all(self) -> None:
         with self._lock:

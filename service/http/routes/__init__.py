@@ -14,6 +14,7 @@ from service.http.routes import accounts, account_stream  # noqa: F401
 from service.http.routes import account_games  # noqa: F401
 from service.http.routes import challenges, quick  # noqa: F401
 from service.http.routes import ratings  # noqa: F401
+from service.http.routes import webhooks  # noqa: F401
 # isort: on
 
 __all__ = ["api"]
