@@ -110,11 +110,13 @@ class Account:
         rules: dict[str, Any] | None = None,
         bots: Sequence[BotSeat] = (),
         turn_seconds: int | None = None,
+        rated: bool = False,
     ) -> Seat:
         """``POST /games/quick``: a seat in the waiting public game with exactly these rules,
         or in a new one (``seat.created``). Races are the service's: however many ask at once,
-        a game is created only once the one before it is full."""
-        body = _game_body(game, players, rules, bots, turn_seconds)
+        a game is created only once the one before it is full. ``rated``: a rated game, with
+        accounts that asked for one of the same pool and rules only."""
+        body = _game_body(game, players, rules, bots, turn_seconds, rated)
         granted = self._post("/games/quick", body).json()
         seat = self._seat(granted)
         seat.created = bool(granted.get("created"))
@@ -192,12 +194,13 @@ class Account:
         bots: Sequence[BotSeat] = (),
         turn_seconds: int | None = None,
         private: bool = False,
+        rated: bool = False,
     ) -> Challenge:
         """``POST /accounts/{account_id}/challenges``: offer that account a game. Two accounts
         play it (this one in the first seat no bot holds, theirs in the next): any other seat
         is a bot's (``players`` = 2 + ``len(bots)``). It comes on their stream; unanswered, it
-        expires (``expires_at``)."""
-        body = _game_body(game, players, rules, bots, turn_seconds)
+        expires (``expires_at``). ``rated``: the game counts for both accounts' ratings."""
+        body = _game_body(game, players, rules, bots, turn_seconds, rated)
         if private:
             body["visibility"] = "private"
         return Challenge.from_json(self._post(f"/accounts/{account_id}/challenges", body).json())
@@ -250,6 +253,7 @@ def _game_body(
     rules: dict[str, Any] | None,
     bots: Sequence[BotSeat],
     turn_seconds: int | None,
+    rated: bool = False,
 ) -> dict[str, Any]:
     """A game's rules as ``POST /games`` takes them (challenges and quick match too)."""
     body: dict[str, Any] = {"game": game, "players": players}
@@ -259,6 +263,8 @@ def _game_body(
         body["bots"] = [bot.to_json() for bot in bots]
     if turn_seconds is not None:
         body["turn_seconds"] = turn_seconds
+    if rated:
+        body["rated"] = True
     return body
 
 
