@@ -15,6 +15,7 @@ from typing import Any
 
 import own_database
 import pytest
+import requests
 from api_client import ApiClient, Player, Table, expect_problem, expect_status, play_to_end
 from psycopg_pool import ConnectionPool
 
@@ -377,3 +378,50 @@ def test_the_client_kit_rebuilds_from_the_service(live_server: Any, league: dict
         (key, rating), *_ = sorted(earlier.ratings.items())
         earlier.ratings[key] = ratings.Rating(rating.mu, rating.sigma + 1e-12, rating.games)
         assert len(kit.check(client, earlier)) == 1
+
+
+def _stream_items(base: str, token: str, wanted: int) -> list[dict[str, Any]]:
+    """The first ``wanted`` ``rating_changed`` items of the account's stream, resumed from its
+    start (``Last-Event-ID: 0-0``: every item after it); a read timeout fails rather than
+    waits if fewer come."""
+    headers = {"Authorization": f"Bearer {token}", "Last-Event-ID": "0-0"}
+    found: list[dict[str, Any]] = []
+    with requests.get(
+        f"{base}/accounts/me/stream", headers=headers, stream=True, timeout=20
+    ) as response:
+        expect_status(response, 200)
+        event = None
+        for line in response.iter_lines(decode_unicode=True):
+            if line.startswith("event: "):
+                event = line.removeprefix("event: ")
+            elif line.startswith("data: ") and event == "rating_changed":
+                found.append(json.loads(line.removeprefix("data: ")))
+                if len(found) == wanted:
+                    return found
+    return found
+
+
+def test_the_stream_item_and_the_history_agree(
+    api: ApiClient, live_server: Any, league: dict[str, Any]
+) -> None:
+    """Each ``rating_changed`` item of the account stream (GET /accounts/me/stream, over HTTP:
+    its floats went through the feed's jsonb) says what ``GET /accounts/{id}/ratings/history``
+    (float8 columns) says of the same game: pool, seat, rank, and the rating before and after,
+    float for float."""
+    for who in league["accounts"]:
+        response = api.get(
+            f"/accounts/{who['account_id']}/ratings/history",
+            params={"pool": POOL, "order": "oldest", "limit": 200},
+        )
+        expect_status(response, 200)
+        history = response.json()["changes"]
+        assert len(history) == 3  # each account played three of the league's four games
+        items = _stream_items(live_server.url, who["token"], len(history))
+        assert [i["game_id"] for i in items] == [h["game_id"] for h in history]
+        for item, row in zip(items, history, strict=True):
+            assert item["pool"] == POOL
+            assert (item["seat"], item["rank"]) == (row["seat"], row["rank"])
+            for when in ("before", "after"):
+                assert item[when] == row[when]
+                for value in ("mu", "sigma", "ordinal"):
+                    assert same(item[when][value], row[when][value]), (when, value)
