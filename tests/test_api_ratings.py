@@ -15,6 +15,7 @@ from typing import Any
 
 import own_database
 import pytest
+import requests
 from api_client import ApiClient, Player, Table, expect_problem, expect_status, play_to_end
 from psycopg_pool import ConnectionPool
 
@@ -279,5 +280,148 @@ def test_cardroom_ratings_rebuild_and_the_client_kit_check_the_service(
         assert kit.check(client, ledger) == []
         # a rating that is not the service's is reported
         (pool_account, rating), *_ = ledger.ratings.items()
-        ledger.ratings[pool_account] = ratings.Rating(rating.mu + 1e-12, rating.sigma)
+        ledger.ratings[pool_account] = ratings.Rating(rating.mu + 1e-12, rating.sigma, rating.games)
         assert len(kit.check(client, ledger)) == 1
+
+
+def test_a_pool_lists_its_rated_games_in_finish_order(
+    api: ApiClient, pool: ConnectionPool, league: dict[str, Any]
+) -> None:
+    """``GET /leaderboards/{pool}/games``: every rated game of the pool, in the rebuild's order
+    (finish time, ties by game_id), a page at a time, each with its export."""
+    listed, after, links = [], None, 0
+    while True:
+        params = {"limit": 1, **({} if after is None else {"after": after})}
+        response = api.get(f"/leaderboards/{POOL}/games", params=params)
+        expect_status(response, 200)
+        page = response.json()
+        assert page["pool"] == POOL and len(page["games"]) <= 1
+        listed += page["games"]
+        after = page["next_after"]
+        if after is None:
+            assert "Link" not in response.headers
+            break
+        links += 'rel="next"' in response.headers["Link"]
+    with pool.connection() as conn:
+        stored = conn.execute(
+            "SELECT game_id::text, finished_at FROM rated_games WHERE pool = %s"
+            " ORDER BY finished_at, game_id",
+            (POOL,),
+        ).fetchall()
+    assert [g["game_id"] for g in listed] == [g for g, _ in stored] == league["games"]
+    assert links == len(listed) - 1
+    for row, (_, finished_at) in zip(listed, stored, strict=True):
+        assert datetime.fromisoformat(row["finished_at"]) == finished_at
+        assert row["url"] == f"/games/{row['game_id']}"
+        export = api.get(row["export"])
+        expect_status(export, 200)
+        last = [r for r in parse_export(export.text) if "checkpoint" not in r][-1]
+        assert datetime.fromisoformat(last["recorded_at"]) == finished_at
+    # another pool has none of them; no pool, a cursor that is not one: refused
+    assert api.get("/leaderboards/sequence/games").json()["games"] == []
+    expect_problem(api.get("/leaderboards/chess/games"), 404, "pool_not_found")
+    for bad in ("nonsense", "bm90IGEgY3Vyc29y"):  # the second: base64 of "not a cursor"
+        expect_problem(api.get(f"/leaderboards/{POOL}/games?after={bad}"), 400, "invalid_cursor")
+    too_many = api.get(f"/leaderboards/{POOL}/games?limit=1001", request_valid=False)
+    expect_problem(too_many, 400, "invalid_request")
+
+
+def test_cardroom_ratings_rebuild_from_the_service(
+    live_server: Any, league: dict[str, Any], capsys: Any
+) -> None:
+    """``cardroom ratings rebuild --from URL --pool P --check``: the exports fetched from the
+    service's list, folded, equal to its ratings bit for bit; the arguments checked."""
+    from service.cli.main import main
+
+    url = live_server.url
+    assert main(["ratings", "rebuild", "--from", url, "--pool", POOL, "--check"]) == 0
+    out, err = capsys.readouterr()
+    lines = [json.loads(line) for line in out.splitlines()]
+    assert {line["account_id"] for line in lines} == {a["account_id"] for a in league["accounts"]}
+    assert {line["pool"] for line in lines} == {POOL}
+    assert f"from {len(league['games'])} rated games" in err
+    assert "3 of 3 ratings are the service's, bit for bit" in err
+    # every pool by default: the same ratings (the league plays one pool)
+    assert main(["ratings", "rebuild", "--from", url]) == 0
+    assert [json.loads(line) for line in capsys.readouterr()[0].splitlines()] == lines
+    for wrong in (
+        ["ratings", "rebuild"],
+        ["ratings", "rebuild", "x.jsonl", "--from", url],
+        ["ratings", "rebuild", "x.jsonl", "--check"],
+        ["ratings", "rebuild", "--from", url, "--pool", "chess"],
+        ["ratings", "rebuild", "--from", "cardroom.example"],
+    ):
+        assert main(wrong) == 2, wrong
+        assert "cardroom ratings rebuild: " in capsys.readouterr()[1]
+
+
+def test_the_client_kit_rebuilds_from_the_service(live_server: Any, league: dict[str, Any]) -> None:
+    """``cardroom_client.ratings.rebuild_from(client)``; and ``check`` of a rebuild the service
+    has moved on from (the league's first three games: accounts that played the fourth since)
+    compares with the service's history after as many games, not with its latest rating."""
+    from cardroom_client import Client
+    from cardroom_client import ratings as kit
+
+    with Client(live_server.url) as client:
+        ledger = kit.rebuild_from(client, [POOL])
+        assert ledger.games == len(league["games"])
+        assert kit.check(client, ledger) == []
+        exports = [client.export_text(game_id) for game_id in league["games"][:3]]
+        earlier = kit.rebuild(exports)
+        behind = {
+            key
+            for key, rating in earlier.ratings.items()
+            if rating.games < ledger.ratings[key].games
+        }
+        assert behind  # the fourth game moved two accounts on
+        assert kit.check(client, earlier) == []
+        (key, rating), *_ = sorted(earlier.ratings.items())
+        earlier.ratings[key] = ratings.Rating(rating.mu, rating.sigma + 1e-12, rating.games)
+        assert len(kit.check(client, earlier)) == 1
+
+
+def _stream_items(base: str, token: str, wanted: int) -> list[dict[str, Any]]:
+    """The first ``wanted`` ``rating_changed`` items of the account's stream, resumed from its
+    start (``Last-Event-ID: 0-0``: every item after it); a read timeout fails rather than
+    waits if fewer come."""
+    headers = {"Authorization": f"Bearer {token}", "Last-Event-ID": "0-0"}
+    found: list[dict[str, Any]] = []
+    with requests.get(
+        f"{base}/accounts/me/stream", headers=headers, stream=True, timeout=20
+    ) as response:
+        expect_status(response, 200)
+        event = None
+        for line in response.iter_lines(decode_unicode=True):
+            if line.startswith("event: "):
+                event = line.removeprefix("event: ")
+            elif line.startswith("data: ") and event == "rating_changed":
+                found.append(json.loads(line.removeprefix("data: ")))
+                if len(found) == wanted:
+                    return found
+    return found
+
+
+def test_the_stream_item_and_the_history_agree(
+    api: ApiClient, live_server: Any, league: dict[str, Any]
+) -> None:
+    """Each ``rating_changed`` item of the account stream (GET /accounts/me/stream, over HTTP:
+    its floats went through the feed's jsonb) says what ``GET /accounts/{id}/ratings/history``
+    (float8 columns) says of the same game: pool, seat, rank, and the rating before and after,
+    float for float."""
+    for who in league["accounts"]:
+        response = api.get(
+            f"/accounts/{who['account_id']}/ratings/history",
+            params={"pool": POOL, "order": "oldest", "limit": 200},
+        )
+        expect_status(response, 200)
+        history = response.json()["changes"]
+        assert len(history) == 3  # each account played three of the league's four games
+        items = _stream_items(live_server.url, who["token"], len(history))
+        assert [i["game_id"] for i in items] == [h["game_id"] for h in history]
+        for item, row in zip(items, history, strict=True):
+            assert item["pool"] == POOL
+            assert (item["seat"], item["rank"]) == (row["seat"], row["rank"])
+            for when in ("before", "after"):
+                assert item[when] == row[when]
+                for value in ("mu", "sigma", "ordinal"):
+                    assert same(item[when][value], row[when][value]), (when, value)

@@ -303,3 +303,22 @@ def test_quick_match_seats_accounts_together_then_opens_the_next_game(served: Se
         assert b.created is False and c.created is True
         assert a.view().status == "playing" and c.view().status == "waiting"
         assert a.token == first.token  # the account's token acts for its seat
+
+
+def test_rated_challenges_and_quick_match(served: Served) -> None:
+    """``rated=True`` (issue 37): a rated challenge says so; rated quick match seats accounts
+    that asked for a rated game only."""
+    with Client(served.url) as client:
+        ada, bob = client.create_account(unique("Ra")), client.create_account(unique("Rb"))
+        assert ada.challenge(bob.id, "sushi-go", 2).rated is False
+        offered = ada.challenge(bob.id, "sushi-go", 2, rated=True)
+        assert offered.rated is True and offered.raw["rated"] is True
+        clock = random.randrange(1000, 3600)  # rules no other test quick-matches at once
+        rated = ada.quick("sushi-go", 2, turn_seconds=clock, rated=True)
+        unrated = bob.quick("sushi-go", 2, turn_seconds=clock)
+        assert rated.created and unrated.created and rated.id != unrated.id
+        paired = client.create_account(unique("Rc")).quick(
+            "sushi-go", 2, turn_seconds=clock, rated=True
+        )
+        assert paired.id == rated.id and paired.created is False
+        assert client.request("GET", f"/games/{rated.id}").json()["rated"] is True

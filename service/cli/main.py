@@ -112,14 +112,28 @@ def _parser() -> argparse.ArgumentParser:
     rated.add_argument("action", choices=["rebuild"])
     rated.add_argument(
         "exports",
-        nargs="+",
+        nargs="*",
         metavar="EXPORT",
         help="a game's export (.jsonl), its URL, or a folder of exports: every rated game's",
     )
     rated.add_argument(
-        "--check",
+        "--from",
+        dest="from_url",
         metavar="URL",
-        help="the service (http(s)://host): compare every rebuilt mu and sigma with its own",
+        help="instead of EXPORTs: the service (http(s)://host); fetch every rated game's export",
+    )
+    rated.add_argument(
+        "--pool",
+        action="append",
+        default=[],
+        help="only this pool (repeatable; default: every pool)",
+    )
+    rated.add_argument(
+        "--check",
+        nargs="?",
+        const="",
+        metavar="URL",
+        help="the service: compare every rebuilt mu and sigma with its own (--from's if no URL)",
     )
     commands.add_parser(
         "deliver",
@@ -423,7 +437,7 @@ def _main(argv: Sequence[str] | None) -> int:
     elif args.command == "ratings":
         from service.cli.ratings_command import ratings_command
 
-        return ratings_command(args.exports, args.check)
+        return ratings_command(args.exports, args.check, args.from_url, args.pool)
     elif args.command == "deliver":
         from service.cli.deliver_command import deliver_command
 

@@ -40,12 +40,14 @@ DEFAULT_SECONDS = 600  # CARDROOM_CHALLENGE_SECONDS: how long a challenge waits 
 def creation_of(request: Mapping[str, Any]) -> Creation:
     """The game a challenge's ``request`` (as stored: JSON) describes. A private challenge's
     game is private with a creator token and an invitation nobody is shown: its seats are
-    filled as it is created."""
+    filled as it is created. A rated challenge (``rated``, issue 37) makes a rated game: both
+    seats are accounts', every other seat a bot's, so it fits a rated game as it is."""
     options = {**adapter_for(request["game"]).rules.load(request["rules"])}
     options["players"] = request["players"]
     private = (_unshown(), _unshown()) if request["visibility"] == "private" else None
     bots = bots_from_json(request["bots"])
-    return Creation(request["game"], options, bots, request.get("turn_seconds"), private)
+    rated = bool(request.get("rated", False))
+    return Creation(request["game"], options, bots, request.get("turn_seconds"), private, rated)
 
 
 class Challenger:
@@ -83,7 +85,12 @@ class Challenger:
             seed,
             [
                 CreateGame(
-                    creation.options, commitment(seed), seed, creation.bots, creation.turn_seconds
+                    creation.options,
+                    commitment(seed),
+                    seed,
+                    creation.bots,
+                    creation.turn_seconds,
+                    rated=creation.rated,
                 ),
                 TakeSeat(by.name, seed, by.id),
                 TakeSeat(to.name, seed, to.id),

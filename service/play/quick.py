@@ -3,14 +3,15 @@ create one with them seated in it.
 
 PostgreSQL arbitrates, without locks held across requests: a key (the SHA-256 of the rules as
 the new game's ``game_created`` records them, in canonical JSON: game, rules with the number of
-players, bots, turn clock, name rule) names the open game (service/store/quick_games.py). A
-request joins that game (an ordinary join: optimistic concurrency on its events); if it is
-full or cancelled (or there is none), the request creates the next game with itself seated,
-and the game takes the key's place in the creation's own transaction only if the key still
-names the game found full (a compare-and-set). A request that loses that race undoes its
-creation and joins the winner's game. So N simultaneous requests for a 4-player game, on any
-number of hosts, fill ⌈N/4⌉ games, each full but the last: a game is created only once the one
-before it is full.
+players, bots, turn clock, name rule, and ``rated``, issue 37: a rated game's pool is its game
+and edition, so rated requests meet only rated requests of the same pool) names the open game
+(service/store/quick_games.py). A request joins that game (an ordinary join: optimistic
+concurrency on its events); if it is full or cancelled (or there is none), the request creates
+the next game with itself seated, and the game takes the key's place in the creation's own
+transaction only if the key still names the game found full (a compare-and-set). A request that
+loses that race undoes its creation and joins the winner's game. So N simultaneous requests for
+a 4-player game, on any number of hosts, fill ⌈N/4⌉ games, each full but the last: a game is
+created only once the one before it is full.
 """
 
 from __future__ import annotations
@@ -44,7 +45,12 @@ def rules_key(creation: Creation) -> str:
     adapter = adapter_for(creation.name)
     seed = secrets.token_bytes(32)
     command = CreateGame(
-        creation.options, commitment(seed), seed, creation.bots, creation.turn_seconds
+        creation.options,
+        commitment(seed),
+        seed,
+        creation.bots,
+        creation.turn_seconds,
+        rated=creation.rated,
     )
     created, _ = adapter.game.execute(adapter.game.initial_state(), command)
     recorded = {k: v for k, v in created[0].data.items() if k != "seed_commitment"}

@@ -232,6 +232,36 @@ def leaderboard(
     return [Standing(a, name, Rating(mu, sg, games)) for a, name, mu, sg, games in rows]
 
 
+@dataclass(frozen=True, slots=True)
+class PoolGame:
+    """A rated game of a pool, where it stands in the rebuild's order."""
+
+    game_id: UUID
+    finished_at: datetime
+
+    @property
+    def cursor(self) -> tuple[datetime, UUID]:
+        return (self.finished_at, self.game_id)
+
+
+def games_of_pool(
+    store: Any, pool: str, after: tuple[datetime, UUID] | None, limit: int
+) -> list[PoolGame]:
+    """The rated games of ``pool`` in finish order, ties by game id (the rebuild's order),
+    keyset-paged on ``rated_games_pool_order``. Rated finishes of a pool commit in finish order
+    (they queue on the pool's lock, see above), so any snapshot holds a prefix of that order: a
+    walk of the pages misses none and later games only ever come after its last page."""
+    past = "" if after is None else "AND (finished_at, game_id) > (%s, %s)"
+    query = f"""
+        SELECT game_id, finished_at FROM rated_games WHERE pool = %s {past}
+        ORDER BY finished_at, game_id LIMIT %s
+    """
+    params = [pool, *([] if after is None else after), limit]
+    with store.connection() as conn:
+        rows = conn.execute(query, params).fetchall()
+    return [PoolGame(game_id, at) for game_id, at in rows]
+
+
 def of_game(store: Any, game_id: UUID) -> dict[int, HistoryRow]:
     """The rating changes a rated game made, by seat (empty until it is rated)."""
     with store.connection() as conn:

@@ -114,11 +114,13 @@ class Account:
         rules: dict[str, Any] | None = None,
         bots: Sequence[BotSeat] = (),
         turn_seconds: int | None = None,
+        rated: bool = False,
     ) -> Seat:
         """``POST /games/quick``: a seat in the waiting public game with exactly these rules,
         or in a new one (``seat.created``). Races are the service's: however many ask at once,
-        a game is created only once the one before it is full."""
-        body = game_body(game, players, rules, bots, turn_seconds)
+        a game is created only once the one before it is full. ``rated``: a rated game, with
+        accounts that asked for one of the same pool and rules only."""
+        body = game_body(game, players, rules, bots, turn_seconds, rated=rated)
         granted = self._post("/games/quick", body).json()
         seat = self._seat(granted)
         seat.created = bool(granted.get("created"))
@@ -199,12 +201,13 @@ class Account:
         bots: Sequence[BotSeat] = (),
         turn_seconds: int | None = None,
         private: bool = False,
+        rated: bool = False,
     ) -> Challenge:
         """``POST /accounts/{account_id}/challenges``: offer that account a game. Two accounts
         play it (this one in the first seat no bot holds, theirs in the next): any other seat
         is a bot's (``players`` = 2 + ``len(bots)``). It comes on their stream; unanswered, it
-        expires (``expires_at``)."""
-        body = game_body(game, players, rules, bots, turn_seconds, private)
+        expires (``expires_at``). ``rated``: the game counts for both accounts' ratings."""
+        body = game_body(game, players, rules, bots, turn_seconds, private, rated)
         return Challenge.from_json(self._post(f"/accounts/{account_id}/challenges", body).json())
 
     def challenges(self) -> Challenges:

@@ -218,6 +218,11 @@ class Challenge:
             raw=data,
         )
 
+    @property
+    def rated(self) -> bool:
+        """The game offered is rated (issue 37)."""
+        return bool(self.raw.get("rated", False))
+
 
 @dataclass(frozen=True)
 class Challenges:

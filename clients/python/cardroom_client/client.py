@@ -157,6 +157,26 @@ class Client(ClientBase):
         body: dict[str, Any] = self.request("GET", f"/accounts/{account_id}/ratings").json()
         return list(body["ratings"])
 
+    def pool_games(self, pool: str, *, page: int = 1000) -> Iterator[dict[str, Any]]:
+        """``GET /leaderboards/{pool}/games``, every page: the pool's rated games in finish
+        order (``game_id``, ``finished_at``, ``url``, ``export``), the order a rebuild folds."""
+        params: dict[str, Any] = {"limit": page}
+        while True:
+            body = self.request("GET", f"/leaderboards/{pool}/games", params=params).json()
+            yield from body["games"]
+            if body["next_after"] is None:
+                return
+            params = {"limit": page, "after": body["next_after"]}
+
+    def rating_after(self, account_id: str, pool: str, games: int) -> dict[str, Any] | None:
+        """The account's rating in ``pool`` after its ``games``-th rated game of it (``GET
+        /accounts/{id}/ratings/history``), or None if it has not played that many."""
+        params = {"pool": pool, "order": "oldest", "limit": 1, "after": games - 1}
+        path = f"/accounts/{account_id}/ratings/history"
+        changes = self.request("GET", path, params=params).json()["changes"]
+        found = changes[0]["after"] if changes else None
+        return found if found is not None and found["games"] == games else None
+
     def export_text(self, game: str) -> str:
         """``GET /games/{id}/export``: a game's export (JSON Lines), whole."""
         answer = self.request("GET", f"/games/{game_id_of(game)}/export")

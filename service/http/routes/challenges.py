@@ -16,6 +16,7 @@ from service.http.routes.common import (
     KeptAnswer,
     api,
     as_it_was,
+    check_rated,
     game_url,
     games,
     json_body,
@@ -60,10 +61,12 @@ def create_challenge(account_id: str) -> Response:
       summary: Challenge an account to a game
       description: |
         Offers the account `account_id` a game with these rules, as `POST /games` takes them
-        (`game`, `players`, `rules`, `bots`, `turn_seconds`, `visibility`). Needs an account
-        token with `play`. A challenge seats exactly two accounts, the challenger in the first
-        seat no bot holds and the challenged in the next: every other seat must be a bot's
-        (`players` = 2 + the number of `bots`), so the game starts as it is accepted.
+        (`game`, `players`, `rules`, `bots`, `turn_seconds`, `visibility`, `rated`). Needs an
+        account token with `play`. A challenge seats exactly two accounts, the challenger in the
+        first seat no bot holds and the challenged in the next: every other seat must be a
+        bot's (`players` = 2 + the number of `bots`), so the game starts as it is accepted.
+        With `rated: true` the game is rated (issue 37): it counts for both accounts' ratings
+        in its pool, the bots playing as their fixed anchors; a rated challenge is public.
 
         The challenged account's stream gets a `challenge` item (`GET /accounts/me/stream`;
         its `data` is this answer's body without `links`); it answers with
@@ -88,6 +91,9 @@ def create_challenge(account_id: str) -> Response:
               twoPlayers:
                 summary: A 2-player game of Sushi Go!
                 value: {game: sushi-go, players: 2}
+              rated:
+                summary: A rated 2-player game of Sushi Go!
+                value: {game: sushi-go, players: 2, rated: true}
               withBots:
                 summary: Four players, two of them bots, 30 seconds a turn
                 value:
@@ -129,6 +135,8 @@ def create_challenge(account_id: str) -> Response:
             - `invalid_challenge`: `errors.reason` is `self`, `bot` or `seats` (above);
             - `unknown_game`, `invalid_rules`, `invalid_bots`, `invalid_name`: as for
               `POST /games`;
+            - `invalid_rated`: `rated: true` with `visibility: private` (a rated game is
+              public: anyone can recompute the ratings from its export);
             - `idempotency_key_reused`: this `Idempotency-Key` came with another request.
           content:
             application/problem+json:
@@ -140,6 +148,7 @@ def create_challenge(account_id: str) -> Response:
     bearer = auth.require_account(games(), "play")
     to = account_of(account_id)
     body = CHALLENGE_REQUEST.load(json_body())
+    check_rated(body)
     request = {
         "game": body["game"],
         "players": body["players"],
@@ -149,6 +158,8 @@ def create_challenge(account_id: str) -> Response:
     }
     if body.get("turn_seconds") is not None:
         request["turn_seconds"] = body["turn_seconds"]
+    if body["rated"]:  # an unrated challenge stores (and shows) what it always did
+        request["rated"] = True
     keyed = idempotency.begin(answers=True)
     if keyed is not None and keyed.answer is not None:
         return idempotency.replayed_answer(keyed)

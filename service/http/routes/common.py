@@ -239,3 +239,15 @@ class KeptAnswer:
     def response(self) -> Response:
         headers = {} if self.location is None else {"Location": self.location}
         return json_response(self.text, self.status, **headers)
+
+
+def check_rated(body: dict[str, Any]) -> None:
+    """A rated game is public (issue 37): anyone must be able to recompute its players' ratings
+    from its export. ``body``: a ``POST /games``-like request, loaded."""
+    if body["rated"] and body.get("visibility") == "private":
+        raise Problem(
+            422,
+            "invalid_rated",
+            "a rated game is public: anyone can recompute its players' ratings from its export;"
+            " leave out visibility (or rated)",
+        )

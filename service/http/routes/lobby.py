@@ -14,6 +14,7 @@ from service.http.problems import Problem
 from service.http.routes.common import (
     api,
     as_it_was,
+    check_rated,
     game_url,
     games,
     invitation_body,
@@ -177,13 +178,7 @@ def create_game() -> Response:
         past = as_it_was(keyed)
         return idempotency.replayed(created(past, past=True, tokens=kept_tokens(keyed)))
     body = CREATE_GAME_REQUEST.load(json_body())
-    if body["rated"] and body["visibility"] == "private":
-        raise Problem(
-            422,
-            "invalid_rated",
-            "a rated game is public: anyone can recompute its players' ratings from its export;"
-            " leave out visibility (or rated)",
-        )
+    check_rated(body)
     adapter = adapter_for(body["game"])
     options = {**adapter.rules.load(body["rules"]), "players": body["players"]}
     # A private game's invitation and creator token: kept (sealed) with a keyed request.

@@ -46,8 +46,8 @@ def quick_match() -> Response:
       summary: Seat me in any waiting game with these rules
       description: |
         Takes a seat in the waiting public game with exactly these rules (`game`, `players`,
-        `rules` with the game's defaults filled in, `bots`, `turn_seconds`), or creates one with
-        you seated in it (`created: true`). The answer is your seat, as
+        `rules` with the game's defaults filled in, `bots`, `turn_seconds`, `rated`), or creates
+        one with you seated in it (`created: true`). The answer is your seat, as
         `POST /games/{id}/players` gives it: the seat token is **shown only once**. The game
         starts when its last seat is taken, as any game.
 
@@ -55,7 +55,12 @@ def quick_match() -> Response:
         servers, a game is created only once the one before it is full: N requests at once
         for a 4-player game fill N/4 games (rounded up), all full but the last. Games with
         other rules never share: a game with a turn clock is not one without, nor a 3-player
-        game a 4-player one.
+        game a 4-player one, nor a rated game an unrated one.
+
+        **Rated** (`rated: true`, issue 37): only with an account token (else
+        `403 account_required`); you are paired only with accounts that asked for a rated game
+        of the same pool (the game and its edition) and the same rules. It counts for every
+        account's rating once it ends; its bots play as their fixed anchors.
 
         **Who.** With an account token (`play`) the seat is the account's (leave `name` out);
         without one, `name` is required. Quick match games are public (`visibility` is
@@ -77,6 +82,9 @@ def quick_match() -> Response:
               account:
                 summary: With an account token (the seat takes the account's name)
                 value: {game: sushi-go, players: 2}
+              rated:
+                summary: A rated 3-player game, with an account token
+                value: {game: sushi-go, players: 3, rated: true}
       responses:
         '201':
           description: Your seat. Keep the token.
@@ -96,7 +104,14 @@ def quick_match() -> Response:
                 header.Authorization: Bearer {$response.body#/token}
         '400': BadBody
         '401': AccountUnauthorized
-        '403': InsufficientScope
+        '403':
+          description: |
+            - `insufficient_scope`: the account token lacks `play` (`errors.scope`);
+            - `account_required`: `rated: true` without an account token (every person's seat
+              of a rated game is an account's).
+          content:
+            application/problem+json:
+              schema: {$ref: '#/components/schemas/QuickForbidden'}
         '409':
           description: |
             - `name_taken`: another seat of the waiting game has a name that looks the same
@@ -121,6 +136,8 @@ def quick_match() -> Response:
           description: |
             - `unknown_game`, `invalid_rules`, `invalid_bots`, `invalid_name`: as for
               `POST /games` (`invalid_name` for `name` too);
+            - `invalid_rated`: `rated: true` with bots in every seat (a rated game rates
+              people);
             - `idempotency_key_reused`: this `Idempotency-Key` came with another request.
           content:
             application/problem+json:
@@ -131,6 +148,13 @@ def quick_match() -> Response:
     """
     account = auth.optional_account(games(), "play")
     body = QUICK_REQUEST.load(json_body())
+    if body["rated"] and account is None:
+        raise Problem(
+            403,
+            "account_required",
+            "a rated game seats accounts only: ask with an account token"
+            " ('Authorization: Bearer cardroom_pat_...', scope play; POST /accounts creates one)",
+        )
     if account is None and "name" not in body:
         raise Problem(
             400,
@@ -141,7 +165,9 @@ def quick_match() -> Response:
     name = body["name"] if account is None else account_name(account, body.get("name"))
     adapter = adapter_for(body["game"])
     options = {**adapter.rules.load(body["rules"]), "players": body["players"]}
-    creation = Creation(body["game"], options, tuple(body["bots"]), body.get("turn_seconds"))
+    creation = Creation(
+        body["game"], options, tuple(body["bots"]), body.get("turn_seconds"), rated=body["rated"]
+    )
     keyed = idempotency.begin()
     if keyed is not None and keyed.stored is not None:
         return idempotency.replayed(_seated_again(keyed))

@@ -1,5 +1,6 @@
 """Ratings (issue 37): ``GET /accounts/{account_id}/ratings``, ``GET /accounts/{account_id}/
-ratings/history?pool=`` and ``GET /leaderboards/{pool}``. Public, as an account's history is:
+ratings/history?pool=``, ``GET /leaderboards/{pool}`` and ``GET /leaderboards/{pool}/games`` (the
+pool's rated games, what a rebuild reads). Public, as an account's history is:
 every rated game is public (``POST /games`` refuses a private one), so anyone may recompute them
 (``cardroom ratings rebuild``). Storage and why it is exact: service/store/ratings.py."""
 
@@ -8,10 +9,12 @@ from __future__ import annotations
 import base64
 import binascii
 import math
+from datetime import datetime
 from typing import Any
 from urllib.parse import urlencode
+from uuid import UUID
 
-from flask import Response, request
+from flask import Response, request, url_for
 
 from domain.ratings import POOLS
 from service.http.problems import Problem
@@ -21,6 +24,8 @@ from service.http.schemas.ratings import (
     AccountRatings,
     Leaderboard,
     LeaderboardQuery,
+    PoolGames,
+    PoolGamesQuery,
     RatingHistory,
     RatingHistoryQuery,
 )
@@ -31,6 +36,8 @@ HISTORY_QUERY = RatingHistoryQuery()
 HISTORY = RatingHistory()
 LEADERBOARD_QUERY = LeaderboardQuery()
 LEADERBOARD = Leaderboard()
+POOL_GAMES_QUERY = PoolGamesQuery()
+POOL_GAMES = PoolGames()
 
 
 @api.get("/accounts/<account_id>/ratings")
@@ -190,10 +197,7 @@ def leaderboard(pool: str) -> Response:
         '500': InternalError
         '503': DatabaseUnavailable
     """
-    if pool not in POOLS:
-        raise Problem(
-            404, "pool_not_found", f"there is no rating pool {pool!r}; pools: {', '.join(POOLS)}"
-        )
+    _check_pool(pool)
     args = LEADERBOARD_QUERY.load(text_args())
     after = _cursor(args["after"]) if "after" in args else None
     limit = args["limit"]
@@ -206,6 +210,86 @@ def leaderboard(pool: str) -> Response:
     ]
     body = {"pool": pool, "players": players, "next_after": next_after}
     return _paged(LEADERBOARD.dump(body), next_after)
+
+
+@api.get("/leaderboards/<pool>/games")
+def pool_games(pool: str) -> Response:
+    """
+    ---
+    get:
+      tags:
+      - ratings
+      operationId: listPoolGames
+      parameters:
+      - in: path
+        name: pool
+        required: true
+        description: The pool, `sushi-go-gamewright`, `sushi-go-zoch` or `sequence`.
+        schema: {type: string, maxLength: 40}
+      - in: query
+        schema: PoolGamesQuery
+      summary: A pool's rated games, in the order a rebuild folds them
+      description: |
+        Every rated game of the pool that has finished, in finish order (`finished_at`, ties by
+        `game_id`): the order the service rated them in, and the order
+        `cardroom ratings rebuild` folds their exports in. Each names its game and its export
+        (`GET /games/{game_id}/export`), so a player can recompute every rating of the pool
+        without walking account histories: `cardroom ratings rebuild --from <this server>
+        --pool <pool>` does. Keyset pages: pass `next_after` as `after`; the `Link` header
+        (`rel="next"`) holds the next page's URL. Rated finishes of a pool commit in finish
+        order, so a walk to the last page sees every game that finished before it began,
+        each once; games that finish during the walk only add to its end.
+      security: []
+      responses:
+        '200':
+          description: One page of the pool's rated games.
+          headers:
+            Link:
+              description: '`<URL of the next page>; rel="next"`, when there is one.'
+              schema: {type: string}
+          content:
+            application/json:
+              schema: {$ref: '#/components/schemas/PoolGames'}
+        '400':
+          description: |
+            - `invalid_request`: an unknown query parameter, or one out of range;
+            - `invalid_cursor`: `after` is not the `next_after` value of a previous page.
+          content:
+            application/problem+json:
+              schema: {$ref: '#/components/schemas/ListGamesBadRequest'}
+        '404':
+          description: "`pool_not_found`: there is no such rating pool."
+          content:
+            application/problem+json:
+              schema: {$ref: '#/components/schemas/PoolNotFoundProblem'}
+        '500': InternalError
+        '503': DatabaseUnavailable
+    """
+    _check_pool(pool)
+    args = POOL_GAMES_QUERY.load(text_args())
+    after = _game_cursor(args["after"]) if "after" in args else None
+    limit = args["limit"]
+    rows = ratings.games_of_pool(games().store, pool, after, limit + 1)
+    shown = rows[:limit]
+    next_after = _encode_game(shown[-1].cursor) if len(rows) > limit else None
+    listed = [
+        {
+            "game_id": row.game_id,
+            "finished_at": row.finished_at,
+            "url": game_url(row.game_id),
+            "export": url_for("api.export", game_id=str(row.game_id)),
+        }
+        for row in shown
+    ]
+    body = {"pool": pool, "games": listed, "next_after": next_after}
+    return _paged(POOL_GAMES.dump(body), next_after)
+
+
+def _check_pool(pool: str) -> None:
+    if pool not in POOLS:
+        raise Problem(
+            404, "pool_not_found", f"there is no rating pool {pool!r}; pools: {', '.join(POOLS)}"
+        )
 
 
 def _paged(body: dict[str, Any], next_after: str | None) -> Response:
@@ -230,6 +314,27 @@ def _cursor(text: str) -> tuple[float, str]:
         if not account or not math.isfinite(value):
             raise ValueError(text)
         return value, account
+    except (ValueError, UnicodeDecodeError, binascii.Error):
+        raise Problem(
+            400, "invalid_cursor", "'after' must be the 'next_after' value of a previous page"
+        ) from None
+
+
+def _encode_game(cursor: tuple[datetime, UUID]) -> str:
+    """A place in a pool's finish order: the finish time (ISO 8601, to the microsecond, as
+    stored) and the game id, base64url."""
+    text = f"{cursor[0].isoformat()} {cursor[1]}"
+    return base64.urlsafe_b64encode(text.encode()).decode().rstrip("=")
+
+
+def _game_cursor(text: str) -> tuple[datetime, UUID]:
+    try:
+        decoded = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4)).decode()
+        at, game_id = decoded.split(" ", 1)
+        finished_at = datetime.fromisoformat(at)
+        if finished_at.tzinfo is None:
+            raise ValueError(text)
+        return finished_at, UUID(game_id)
     except (ValueError, UnicodeDecodeError, binascii.Error):
         raise Problem(
             400, "invalid_cursor", "'after' must be the 'next_after' value of a previous page"

@@ -75,6 +75,12 @@ class Challenge(Schema):
     bots = fields.List(fields.Nested(ChallengeBot), required=True)
     turn_seconds = fields.Integer(metadata={"minimum": TURN_SECONDS[0]})
     visibility = fields.String(required=True, metadata={"enum": list(VISIBILITIES)})
+    rated = fields.Boolean(
+        metadata={
+            "description": "Present (`true`) when the game offered is rated (issue 37); an"
+            " unrated challenge has no `rated`."
+        }
+    )
     created_at = fields.DateTime(required=True)
     expires_at = fields.DateTime(required=True)
     answered_at = fields.DateTime(allow_none=True, required=True)

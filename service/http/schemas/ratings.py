@@ -122,4 +122,53 @@ class Leaderboard(Schema):
     )
 
 
-RATING_BODIES = (AccountRatings, RatingHistory, Leaderboard)
+POOL_GAMES_DEFAULT = 100
+POOL_GAMES_MAX = 1000  # rows of three short fields: a rebuild walks every rated game of a pool
+
+
+class PoolGamesQuery(Strict):
+    after = fields.String(
+        validate=validate.Length(max=200),
+        metadata={"description": "The opaque `next_after` value of the previous page."},
+    )
+    limit = fields.Integer(
+        load_default=POOL_GAMES_DEFAULT, validate=validate.Range(min=1, max=POOL_GAMES_MAX)
+    )
+
+
+class PoolGame(Schema):
+    """A rated game of the pool, in the order a rebuild folds it."""
+
+    game_id = fields.UUID(required=True)
+    finished_at = fields.AwareDateTime(
+        required=True,
+        metadata={
+            "description": "When the game finished and was rated: the `recorded_at` of its last"
+            " event in its export."
+        },
+    )
+    url = fields.String(required=True, metadata={"description": "The game's URL (relative)."})
+    export = fields.String(
+        required=True,
+        metadata={"description": "Its export's URL (relative): what a rebuild reads."},
+    )
+
+
+class PoolGames(Schema):
+    pool = POOL()
+    games = fields.List(
+        fields.Nested(PoolGame),
+        required=True,
+        metadata={
+            "description": "In finish order (`finished_at`, ties by `game_id`): the order a"
+            " rebuild folds them in."
+        },
+    )
+    next_after = fields.String(
+        allow_none=True,
+        required=True,
+        metadata={"description": "Pass as `after` for the next page; null on the last."},
+    )
+
+
+RATING_BODIES = (AccountRatings, RatingHistory, Leaderboard, PoolGames)
