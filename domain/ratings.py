@@ -163,6 +163,18 @@ def rated_game(game: str, game_id: str, state: Any, finished_at: datetime) -> Ra
     return RatedGame(game_id, pool_of(game, rules), finished_at, placings)
 
 
+def seat_players(state: Any) -> list[str | None]:
+    """Who each seat of a game is in ratings, in seat order: a built-in bot's anchor, a seat's
+    account, or None (a free seat). What a rated game's view shows as ``rated_accounts``."""
+    bots, accounts = state.bots, state.accounts
+    return [
+        bot_player(bots[seat])
+        if seat in bots
+        else (str(accounts[seat]) if seat < len(accounts) and accounts[seat] else None)
+        for seat in range(state.rules.players)
+    ]
+
+
 def _player(state: Any, seat: int) -> str:
     bots = state.bots
     if seat in bots:

@@ -282,6 +282,27 @@ def RATED() -> fields.Boolean:  # noqa: N802 (a field factory, named as one)
     )
 
 
+def RATING_POOL() -> fields.String:  # noqa: N802 (a field factory, named as one)
+    return fields.String(
+        metadata={
+            "enum": list(POOLS),
+            "description": "On a rated game: the rating pool it counts in (`GET /leaderboards/"
+            "{pool}`).",
+        }
+    )
+
+
+def RATED_ACCOUNTS() -> fields.List:  # noqa: N802 (a field factory, named as one)
+    return fields.List(
+        fields.String(allow_none=True),
+        metadata={
+            "description": "On a rated game: each seat's account, in seat order (`bot:<kind>` for"
+            " a built-in bot's fixed anchor, null while the seat is free), whose ratings"
+            " `GET /accounts/{account_id}/ratings` shows."
+        },
+    )
+
+
 def RATING_CHANGES() -> fields.List:  # noqa: N802 (a field factory, named as one)
     return fields.List(
         fields.Nested(SeatRatingChange),

@@ -11,7 +11,9 @@ from domain.sequence.cards import ONE_DECK
 from service.bodies import (
     MOVE_SEAT,
     RATED,
+    RATED_ACCOUNTS,
     RATING_CHANGES,
+    RATING_POOL,
     RECEIPT_DESCRIPTION,
     REMATCH,
     TURN_NUMBER,
@@ -364,6 +366,8 @@ class SequenceView(Schema):
     invitation = fields.Nested(Invitation)  # a private game's, in the answer creating it
     rematch = REMATCH()
     rated = RATED()
+    rating_pool = RATING_POOL()
+    rated_accounts = RATED_ACCOUNTS()
     rating_changes = RATING_CHANGES()
 
 

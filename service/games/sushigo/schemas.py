@@ -12,7 +12,9 @@ from domain.sushigo.rules import EDITIONS, PASS_DIRECTIONS
 from service.bodies import (
     MOVE_SEAT,
     RATED,
+    RATED_ACCOUNTS,
     RATING_CHANGES,
+    RATING_POOL,
     RECEIPT_DESCRIPTION,
     REMATCH,
     TURN_NUMBER,
@@ -418,6 +420,8 @@ class SushiGoView(Schema):
     invitation = fields.Nested(Invitation)  # a private game's, in the answer creating it
     rematch = REMATCH()
     rated = RATED()
+    rating_pool = RATING_POOL()
+    rated_accounts = RATED_ACCOUNTS()
     rating_changes = RATING_CHANGES()
 
 

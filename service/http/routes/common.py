@@ -13,6 +13,7 @@ from marshmallow import ValidationError
 
 from domain import canonical, receipts
 from domain.decider import Viewer
+from domain.ratings import pool_of, seat_players
 from service.http import idempotency
 from service.http.connections import ConnectionSettings, OpenStreams
 from service.http.dumping import planned
@@ -150,12 +151,19 @@ def view_body(loaded: Loaded, seat: int | None, past: bool = False, **extra: Any
 def rated_of(loaded: Loaded) -> dict[str, Any]:
     """A rated game's ``rated`` and, once it is over, each rated seat's ``rating_changes``
     (issue 37); nothing for an unrated game (its view is what it always was)."""
-    if not getattr(loaded.state, "rated", False):
+    state = loaded.state
+    if not getattr(state, "rated", False):
         return {}
-    if not loaded.adapter.game.is_over(loaded.state):
-        return {"rated": True}
+    # The pool and each seat's account: the page shows the players' ratings at the table.
+    body = {
+        "rated": True,
+        "rating_pool": pool_of(loaded.adapter.game.name, state.rules),
+        "rated_accounts": seat_players(state),
+    }
+    if not loaded.adapter.game.is_over(state):
+        return body
     changes = ratings.of_game(games().store, loaded.id)
-    return {"rated": True, "rating_changes": [seat_change(c) for c in changes.values()]}
+    return {**body, "rating_changes": [seat_change(c) for c in changes.values()]}
 
 
 def seat_change(row: ratings.HistoryRow) -> dict[str, Any]:

@@ -317,4 +317,6 @@ def game_summary(row: GameRow) -> dict[str, Any]:
     summary["free_seats"] = len(free) if view["status"] == "waiting" else 0
     if view["status"] == "playing":
         summary["waiting_for"] = loaded.adapter.waiting_for(view)
+    if getattr(loaded.state, "rated", False):  # only then: an unrated row is as it was
+        summary["rated"] = True
     return summary

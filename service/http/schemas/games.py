@@ -6,6 +6,7 @@ from __future__ import annotations
 from marshmallow import Schema, fields
 
 from service.bodies import (
+    RATED,
     RECEIPT_DESCRIPTION,
     VISIBILITY,
     Invitation,
@@ -55,6 +56,7 @@ class GameSummary(Schema):
         },
     )
     visibility = VISIBILITY()
+    rated = RATED()
     waiting_for = fields.List(
         fields.Integer(metadata={"minimum": 0}),
         required=True,

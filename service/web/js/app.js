@@ -1,4 +1,5 @@
-// The page's router: #/ (lobby), #/game/<id> (play or watch), #/replay/<id>[/<version>].
+// The page's router: #/ (lobby), #/game/<id> (play or watch), #/replay/<id>[/<version>],
+// #/leaderboard[/<pool>].
 import { showLobby } from "./lobby.js";
 import { showGame } from "./play.js";
 import { showRules } from "./rules.js";
@@ -19,6 +20,7 @@ async function route() {
   window.scrollTo(0, 0); // a new page starts at its top, not at the last page's scroll position
   // A private game's invitation link: #/game/<id>?invitation=<token>.
   const game = hash.match(/^#\/game\/([0-9a-f-]{36})(?:\?invitation=([A-Za-z0-9_%-]{1,128}))?$/i);
+  const board = hash.match(/^#\/leaderboard(?:\/([a-z-]{1,40}))?$/);
   const rules = hash.match(/^#\/rules\/([a-z0-9-]{1,40})(?:\/([A-Z]\d+))?$/);
   if (rules) {
     shown = `rules:${rules[1]}`;
@@ -32,6 +34,10 @@ async function route() {
     // Loaded when a replay is shown (a game's page does not need it: issue 29 kept its weight).
     const { showReplay } = await import("./ondemand/replay.js");
     await showReplay(main, replay[1], replay[2] ? Number(replay[2]) : null);
+  } else if (board) {
+    shown = `leaderboard:${board[1]}`;
+    const { showLeaderboard } = await import("./ondemand/ratings.js"); // issue 37
+    await showLeaderboard(main, board[1]);
   } else if (hash === "#/" || hash === "#") {
     shown = "lobby";
     leave = await showLobby(main);

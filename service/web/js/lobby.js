@@ -13,7 +13,8 @@ export async function showLobby(main) {
   const lists = [myGames(), gameList("waiting", "Open games", "Join"), gameList("playing", "Games in play", "Watch"), gameList("over", "Finished games", "Replay")].filter(Boolean);
   const account = h("div", { id: "account-slot" }); // filled by ondemand/account.js
   replace(main, h("h1", {}, "Cardroom"),
-    h("p", { class: "lead" }, "Play Sushi Go! and Sequence with friends or bots, watch games live, and replay any finished game with every point explained."),
+    h("p", { class: "lead" }, "Play Sushi Go! and Sequence with friends or bots, watch games live, and replay any finished game with every point explained. ",
+      h("a", { href: "#/leaderboard", id: "leaderboard-link" }, "Leaderboards"), " of rated games."),
     h("div", { class: "lobby" }, createForm(), h("div", { class: "lists" }, account, lists.map((l) => l.element))));
   import("./ondemand/account.js")
     .then(({ showAccount }) => lists.push({ refresh: showAccount(account, () => lists[0]?.retitle?.()) }))
@@ -178,7 +179,12 @@ function myRow(g, seat) {
     h("a", { href: target }, `${TITLES[g.game] || g.game}: ${players(g)}`), " ",
     h("span", { class: `badge ${yours ? "wait" : "done"}` }, status),
     h("span", { class: "muted small" }, ` you are ${seat.name}`),
-    g.visibility === "private" ? h("span", { class: "badge" }, "private") : null);
+    g.visibility === "private" ? h("span", { class: "badge" }, "private") : null, rated(g));
+}
+
+// A rated game counts for its players' ratings (issue 37): said in words, not by colour alone.
+function rated(g) {
+  return g.rated ? [h("span", { class: "badge rated" }, "rated"), " "] : null;
 }
 
 function players(g) {
@@ -242,6 +248,6 @@ function row(g, status, action) {
   }[status];
   return h("li", { dataset: { game: g.game_id } },
     h("a", { href: target, class: "button small", "aria-label": `${action} the ${name} game of ${players(g)}` }, action), " ",
-    h("strong", {}, name), " ", h("span", { class: "players" }, players(g)), " · ", h("span", { class: "state" }, state),
+    h("strong", {}, name), " ", rated(g), h("span", { class: "players" }, players(g)), " · ", h("span", { class: "state" }, state),
     h("span", { class: "muted small" }, ` · created ${when(g.created_at)}`));
 }

@@ -18,6 +18,8 @@ const SCORING = new Set(["round_scored", "game_ended"]);
 const SOUND = "cardroom.turnSound";
 const soundOn = () => localStorage.getItem(SOUND) === "on";
 const sound = () => import("./ondemand/sound.js");
+// A rated game's ratings (issue 37): loaded only for a rated game.
+const ratingsUi = () => import("./ondemand/ratings.js");
 
 export async function showGame(main, gameId, invitation = null) {
   // An invitation link: keep its token, so that a reload (or a later visit) can still join.
@@ -282,6 +284,7 @@ class GamePage {
     const final = this.sheet?.version === this.view.version ? this.sheet : null;
     const content = final && this.module.finalSummary?.(final, this.view);
     return h("section", { class: "panel final", id: "final", "aria-labelledby": "final-title", tabindex: -1 }, content,
+      content && this.rated?.ratingChanges(this.view),
       h("p", { class: "cta" },
         h("a", { class: "button primary", href: `#/replay/${this.id}`, id: "replay-link" }, "Replay this game, turn by turn"), " ",
         this.rematchControl()));
@@ -412,6 +415,7 @@ class GamePage {
     if (!view) return;
     const focus = focusKey();
     const m = this.module;
+    this.followRatings();
     if (!this.drawn) this.main.replaceChildren(); // the page before this one (the lobby) goes
     this.drawn = true;
     morph(this.main, [
@@ -441,6 +445,7 @@ class GamePage {
         m.render(view, this.draft, { onChange: () => this.render(), onMove: (body) => { this.focusHand = true; return this.move(body); },
           reveal: this.reveal, revealed: this.log.find((e) => e.record.type === "turn_revealed")?.record })),
       view.status === "playing" ? this.seatActions() : null,
+      view.rated && this.rated?.ratingsPanel(view, this.seatRatings),
       this.sheet && this.sheet.rounds?.length !== 0
         ? h("details", { class: "panel", open: view.status === "over" || undefined, id: "scores" },
             h("summary", {}, "Score sheet"), m.scoreSheet(this.sheet))
@@ -458,6 +463,21 @@ class GamePage {
     this.announce(m.phase(view));
     this.showTitle();
     this.ring();
+  }
+
+  /** A rated game: its seats' ratings, asked for again when who sits or the status changes. */
+  followRatings() {
+    const view = this.view;
+    const key = view.rated && `${view.rated_accounts}|${view.status}`;
+    if (!key || key === this.ratingKey) return;
+    this.ratingKey = key;
+    ratingsUi().then(async (m) => {
+      this.rated = m;
+      const found = await m.seatRatings(view);
+      if (this.ratingKey !== key) return;
+      this.seatRatings = found;
+      this.render();
+    }, (error) => notify(error.message));
   }
 
   /** The turn sound's checkbox, for a seated player (off unless turned on; kept per browser). */
