@@ -183,7 +183,7 @@ def stream(game_id: str) -> Response:
         return Response(status=204)
     release = open_streams().admit(request.remote_addr or "")
     try:
-        sock = _stream_socket(request.environ)
+        sock = stream_socket(request.environ)
         settings = StreamSettings.of(current_app.config)
         # The state above tells whether there is anything to send yet: a client that resumes
         # from the last version (most reconnections) costs no further read until the next
@@ -203,7 +203,7 @@ def stream(game_id: str) -> Response:
     return response
 
 
-def _stream_socket(environ: Mapping[str, Any]) -> socket.socket | None:
+def stream_socket(environ: Mapping[str, Any]) -> socket.socket | None:
     """The client's socket under gunicorn (else None), its send buffer bounded and its writes
     timed: a client that stops reading fills the buffer, then is cut after the send timeout,
     instead of making the server hold ever more for it."""

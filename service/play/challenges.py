@@ -21,7 +21,7 @@ from domain.decider import CreateGame, TakeSeat, commitment
 from service import autoplay, errors
 from service.play import GameService, Loaded, adapter_for
 from service.play.commands import Creation, Seating
-from service.play.loaded import _started
+from service.play.loaded import has_started
 from service.store.accounts import Account
 from service.store.challenges import (
     ACCEPTED,
@@ -96,7 +96,7 @@ class Challenger:
                 TakeSeat(to.name, seed, to.id),
             ],
         )
-        if not _started(adapter.game, trial.state):
+        if not has_started(adapter.game, trial.state):
             raise _invalid(
                 "seats",
                 "a challenge seats two accounts: every other seat must be a bot's ('players'"

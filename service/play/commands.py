@@ -28,11 +28,11 @@ from service.play import feed, rating
 from service.play.loaded import (
     MAX_ATTEMPTS,
     Loaded,
-    _check_turn,
-    _seat_left,
-    _started,
-    _too_busy,
     adapter_for,
+    check_turn,
+    has_started,
+    seat_gone,
+    too_busy,
 )
 from service.play.reads import GameReads
 from service.store.events import InvitationRevoked, SeatToken, VersionConflict
@@ -132,7 +132,7 @@ class Commands(GameReads):
         ]
         stall = {"stall_seconds": self.stall_seconds} if seated else {}
         outcome = autoplay.run(adapter, game.initial_state(), seed, commands, **stall)
-        started = _started(game, outcome.state)
+        started = has_started(game, outcome.state)
         # Without people, a game starts at creation only when bots take every seat, and then
         # they play it to the end: no turn's row. A waiting game's seats must fill in time.
         assert seated or outcome.deadline is None
@@ -221,7 +221,7 @@ class Commands(GameReads):
             faults.point("appended")
             self._remember(game_id, game.name, outcome.state)
             return seat, Loaded(game_id, loaded.adapter, outcome.state)
-        raise _too_busy(loaded)
+        raise too_busy(loaded)
 
     def _check_waiting(self, game_id: UUID, client: bytes, limit: int) -> None:
         """409 ``too_many_waiting_games`` if ``client`` holds seats in ``limit`` other waiting
@@ -261,8 +261,8 @@ class Commands(GameReads):
                 loaded, current = self.load(game_id), True
             try:
                 if token is not None and not self.holds_in(game_id, loaded.state, token):
-                    raise _seat_left(token)
-                _check_turn(loaded, turn)
+                    raise seat_gone(token)
+                check_turn(loaded, turn)
                 seed = self.seed(game_id)
                 outcome = self._decide(loaded, seed, MakeMove(seat, move, seed))
             except errors.ServiceError:
@@ -273,7 +273,7 @@ class Commands(GameReads):
                 continue  # decided again on the new state: the turn check first
             metrics.MOVES.labels(loaded.adapter.game.name).inc()
             return Loaded(game_id, loaded.adapter, outcome.state)
-        raise _too_busy(loaded)
+        raise too_busy(loaded)
 
     def _decide(
         self, loaded: Loaded, seed: bytes, *commands: Command, expired: Any = None
@@ -313,7 +313,7 @@ class Commands(GameReads):
             outcome = self._decide(loaded, self.seed(game_id), command)
             if self._appended(loaded, outcome, record):
                 return Loaded(game_id, loaded.adapter, outcome.state)
-        raise _too_busy(loaded)
+        raise too_busy(loaded)
 
     def _appended(
         self, loaded: Loaded, outcome: autoplay.Outcome, record: IdempotencyRecord | None

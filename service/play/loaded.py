@@ -41,11 +41,11 @@ def adapter_for(name: str) -> GameAdapter:
     return adapter
 
 
-def _started(game: Any, state: Any) -> bool:
+def has_started(game: Any, state: Any) -> bool:
     return game.view(state, SPECTATOR)["status"] != "waiting"
 
 
-def _check_turn(loaded: Loaded, turn: Any) -> None:
+def check_turn(loaded: Loaded, turn: Any) -> None:
     """409 ``stale_move`` unless the game waits for moves in ``turn``. (A game that waits for
     nobody, not started or over, is left to the rules: they say which.)"""
     adapter, state = loaded.adapter, loaded.state
@@ -70,7 +70,7 @@ def _turn_words(adapter: GameAdapter, turn: Any) -> str:
     )
 
 
-def _seat_left(token: SeatToken) -> errors.ServiceError:
+def seat_gone(token: SeatToken) -> errors.ServiceError:
     return errors.ServiceError(
         "invalid_token",
         f"this token's seat ({token.seat}) was left before the start: the token acts for no seat"
@@ -79,7 +79,7 @@ def _seat_left(token: SeatToken) -> errors.ServiceError:
     )
 
 
-def _too_busy(loaded: Loaded | None = None) -> errors.ServiceError:
+def too_busy(loaded: Loaded | None = None) -> errors.ServiceError:
     where = {} if loaded is None else loaded.adapter.position(loaded.state)
     return errors.conflict(
         "too_many_conflicts",

@@ -28,7 +28,7 @@ from domain.decider import CreateGame, commitment
 from service import errors
 from service.play import GameService, Loaded, adapter_for
 from service.play.commands import Creation, Seating
-from service.play.loaded import MAX_ATTEMPTS, _started, _too_busy
+from service.play.loaded import MAX_ATTEMPTS, has_started, too_busy
 from service.store import quick_games
 from service.store.idempotency_records import IdempotencyRecord
 from service.store.quick_games import ClaimLost, QuickGames
@@ -102,7 +102,7 @@ class QuickMatch:
             except ClaimLost:
                 continue  # another request's game took the key's place: join it
             return seats[0], loaded, True
-        raise _too_busy()
+        raise too_busy()
 
     def _join(
         self,
@@ -129,6 +129,6 @@ class QuickMatch:
             if error.code == "already_seated":  # a retry, most likely: say where the seat is
                 error.details = {**error.details, "game_id": str(found)}
             raise
-        if _started(loaded.adapter.game, loaded.state):
+        if has_started(loaded.adapter.game, loaded.state):
             self.rows.release(key, found)  # full now: the next request makes the next game
         return seat, loaded

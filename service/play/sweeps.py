@@ -10,7 +10,7 @@ from uuid import UUID
 from domain.decider import BY_STALLED, CancelGame, DomainError, TakeOver
 from service import autoplay, metrics
 from service.play import feed, rating
-from service.play.loaded import MAX_ATTEMPTS, _too_busy
+from service.play.loaded import MAX_ATTEMPTS, too_busy
 from service.play.reads import GameReads
 from service.store.events import VersionConflict
 
@@ -52,7 +52,7 @@ class Sweeps(GameReads):
             self._remember(game_id, game.name, outcome.state)
             metrics.TIMED_OUT_MOVES.inc(outcome.timeouts)
             return outcome.timeouts
-        raise _too_busy()
+        raise too_busy()
 
     def take_over_stalled(self, game_id: UUID, version: int, now: datetime) -> int:
         """The greedy bot takes over every person's seat the turn whose ``stall`` row is at
@@ -100,7 +100,7 @@ class Sweeps(GameReads):
                 continue  # a player moved meanwhile: look again
             self._remember(game_id, game.name, outcome.state)
             return len(commands)
-        raise _too_busy()
+        raise too_busy()
 
     def cancel_unfilled(self, game_id: UUID, version: int, now: datetime) -> int:
         """Cancel the waiting game whose ``fill`` row is at ``version``, ``now`` (it having
@@ -131,4 +131,4 @@ class Sweeps(GameReads):
                 continue  # a join meanwhile: look again
             self._remember(game_id, game.name, after)
             return 1
-        raise _too_busy()
+        raise too_busy()

@@ -27,7 +27,7 @@ from service import autoplay, metrics
 from service.http import auth
 from service.http.hangup import Hangup
 from service.http.routes.common import api, games, hub, open_streams
-from service.http.stream import StreamSettings, _stream_socket
+from service.http.stream import StreamSettings, stream_socket
 from service.live.hub import Hub, account_key
 from service.play import GameService
 from service.store import account_feed
@@ -128,7 +128,7 @@ def account_stream() -> Response:
     try:
         feed = _Feed(games(), live, account, start, ticket)
         frames = feed.frames(
-            waiting, StreamSettings.of(current_app.config), Hangup(_stream_socket(request.environ))
+            waiting, StreamSettings.of(current_app.config), Hangup(stream_socket(request.environ))
         )
         response = Response(frames, mimetype="text/event-stream")
     except BaseException:
