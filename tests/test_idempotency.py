@@ -24,6 +24,7 @@ from api_client import (
     expect_status,
     serve,
     spec_dict,
+    wait_until,
 )
 from cryptography.exceptions import InvalidTag
 from psycopg_pool import ConnectionPool
@@ -421,6 +422,62 @@ def test_a_copy_that_waits_too_long_gets_409(
         again = client.post("/games", body, headers=key)
         expect_status(again, 201)
         assert REPLAYED not in again.headers
+
+
+def test_a_copy_whose_first_send_rolls_back_runs_itself(
+    api: ApiClient, database_url: str, owner_connection: psycopg.Connection[Any]
+) -> None:
+    """The first send's transaction rolls back while a copy waits on the key's index: the
+    copy's own insert then goes in, and the copy runs as the one send that took effect."""
+    game = api.create_game(2)["game_id"]
+    key = new_key()
+    digest = hashlib.sha256(key[HEADER].encode()).hexdigest()
+    answers: list[requests.Response] = []
+    with owner_connection.transaction(force_rollback=True):  # "the first send"
+        owner_connection.execute(
+            "INSERT INTO idempotency_keys (scope, key, request_hash, game_id, version,"
+            " expires_at) VALUES ('anonymous', %s, '', %s, 1, now() + interval '1 hour')",
+            (digest, game),
+        )
+        body = {"game": "sushi-go", "players": 2}
+        copy = threading.Thread(
+            target=lambda: answers.append(api.clone().post("/games", body, headers=key))
+        )
+        copy.start()
+        waiting = (
+            "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
+            " AND query LIKE 'INSERT INTO idempotency_keys%%'"
+        )
+        # Watched from another session: a transaction sees pg_stat_activity as it first did.
+        with psycopg.connect(database_url, autocommit=True) as watcher:
+            wait_until(lambda: watcher.execute(waiting).fetchone() != (0,), 5.0)
+    copy.join(10)
+    created = answers[0]
+    expect_status(created, 201)
+    assert REPLAYED not in created.headers
+    again = api.post("/games", body, headers=key)
+    same(created, again)
+    assert again.headers[REPLAYED] == "true"
+
+
+def test_an_expired_key_not_purged_yet_starts_afresh(
+    pool: ConnectionPool, owner_connection: psycopg.Connection[Any]
+) -> None:
+    """A record past its time to live, still in the table (purged once a minute): a resend
+    with its key finds the key taken, looks it up, forgets it and runs afresh."""
+    config = {"IDEMPOTENCY_TTL_SECONDS": 0, "IDEMPOTENCY_PURGE_INTERVAL": 3600}
+    body, key = {"game": "sushi-go", "players": 2}, new_key()
+    digest = hashlib.sha256(key[HEADER].encode()).hexdigest()
+    rows = "SELECT count(*) FROM idempotency_keys WHERE key = %s"
+    with serve(create_app(pool=pool, config=config)) as url, ApiClient(url) as client:
+        first = client.post("/games", body, headers=key)
+        expect_status(first, 201)
+        assert owner_connection.execute(rows, (digest,)).fetchone() == (1,)  # expired, kept
+        again = client.post("/games", body, headers=key)
+        expect_status(again, 201)
+        assert REPLAYED not in again.headers
+        assert again.json()["game_id"] != first.json()["game_id"]
+        assert owner_connection.execute(rows, (digest,)).fetchone() == (1,)  # the new one's
 
 
 def test_a_record_that_cannot_be_written_leaves_nothing_held(

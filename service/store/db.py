@@ -303,6 +303,7 @@ RECONNECT_SECONDS = 0.5
 # taken to be down (a restart, a failover under way), and the requests after it get their 503
 # at once (``connection_timeout``) until a connection is had again.
 REPLACE_SECONDS = 1.0
+WATCH_SECONDS = 0.25  # how often a request waiting for a connection looks whether it is down
 
 
 class Pool(ConnectionPool):
@@ -323,21 +324,28 @@ class Pool(ConnectionPool):
         not psycopg_pool's ``check`` callback: its check is a round trip per checkout, and it
         sleeps a second or more after each connection that fails it."""
         until = time.monotonic() + (self.timeout if timeout is None else timeout)
-        replaced = False
+        replacing: float | None = None  # since a dead one was found: wait this long for more
         while True:
-            wait = until - time.monotonic()
+            end = until if replacing is None else min(until, replacing)
             try:
-                conn = super().getconn(timeout=min(wait, REPLACE_SECONDS) if replaced else wait)
+                # In steps: a wait in the queue ends early once the database is known down.
+                conn = super().getconn(timeout=min(end - time.monotonic(), WATCH_SECONDS))
             except PoolTimeout:
-                if replaced:  # its sessions ended, and no new one opens: the database is down
+                now = time.monotonic()
+                if replacing is not None and now >= replacing:
+                    # Its sessions ended and no new one opens: the database is down.
                     note_unreachable(self, psycopg.OperationalError("sessions ended"))
-                raise
+                    raise
+                if now >= until or known_unreachable(self):
+                    raise
+                continue
             if alive(conn):
                 return conn
             log.info("a pooled connection's session was ended by the server: replaced")
             conn.close()
             self.putconn(conn)  # closed: the pool drops it and opens another
-            replaced = True
+            if replacing is None:
+                replacing = time.monotonic() + REPLACE_SECONDS
 
 
 def alive(conn: psycopg.Connection[Any]) -> bool:
