@@ -20,6 +20,10 @@ class Proxy:
         self._lock = threading.Lock()
         self._dark = threading.Event()  # blackholed: every byte either way is dropped
         self._trigger: tuple[bytes, ...] = ()
+        self._cut_on: bytes | None = None  # cut: see ``cut``
+        self._silent: set[socket.socket] = set()  # cut: their bytes dropped, nothing closed
+        self.cut_done = threading.Event()
+        self.ended: set[int] = set()  # local ports of server sockets whose end was passed on
 
     def blackhole(self, after: Sequence[bytes] = ()) -> None:
         """Forward nothing more, either way, and close nothing: at once, or once a client's
@@ -29,6 +33,24 @@ class Proxy:
             self._trigger = tuple(after)
         else:
             self._dark.set()
+
+    def cut(self, on: bytes) -> None:
+        """Once a client's connection sends ``on`` (forwarded still: the server gets it, its
+        answer does not come back), every connection open at that moment goes silent, either
+        way, for good, and none is closed: the server's side stays open, as after a partition
+        or a client host that lost its power. Connections made afterwards are served."""
+        self._cut_on = on
+
+    def server_ports(self) -> list[int]:
+        """The local ports of every open connection's socket towards the server: the sessions
+        of the clients of this proxy (``pg_stat_activity.client_port``)."""
+        with self._lock:
+            ports = []
+            for sock in self._open:
+                with contextlib.suppress(OSError):
+                    if sock.getpeername()[1] == self.upstream[1]:
+                        ports.append(sock.getsockname()[1])
+            return ports
 
     def dark(self) -> bool:
         return self._dark.is_set()
@@ -93,10 +115,16 @@ class Proxy:
         """Copy ``source`` to ``sink``; ``watched``: a client's side, which may set off a
         blackhole (the messages it waits for, in turn)."""
         seen = 0
+        port = None if watched else source.getsockname()[1]
         try:
             while data := source.recv(65536):
-                if self._dark.is_set():
+                if self._dark.is_set() or source in self._silent:
                     continue  # dropped: nothing forwarded, nothing closed
+                if watched and self._cut_on is not None and self._cut_on in data:
+                    self._cut_on = None
+                    with self._lock:
+                        self._silent.update(self._open)  # this one's message still goes
+                    self.cut_done.set()
                 trigger = self._trigger
                 if watched and trigger and seen < len(trigger) and trigger[seen] in data:
                     seen += 1
@@ -106,8 +134,11 @@ class Proxy:
         except OSError:
             pass
         finally:
-            with contextlib.suppress(OSError):
-                sink.shutdown(socket.SHUT_WR)
+            if source not in self._silent:  # a silent one's end is not told either
+                with contextlib.suppress(OSError):
+                    sink.shutdown(socket.SHUT_WR)
+                if port is not None:
+                    self.ended.add(port)
 
 
 @contextmanager

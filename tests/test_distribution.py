@@ -61,6 +61,11 @@ EXCEPTIONS: dict[str, str] = {
     # 0018: an account seat names its account, a row of the reference table ``accounts``
     # (Citus allows a foreign key from a distributed table to a reference table).
     "account_seats_account_id_fkey": "to a reference table",
+    # 0024: copies of a keyed request meet on (scope, key), with no lock taken before (a keyed
+    # create makes a new game per send: its game's id cannot tell copies apart). On Citus it
+    # stays a plain index and copies meet on the primary key (game_id, scope, key): plan, not
+    # run (docs/scaling.md).
+    "idempotency_keys_scope_key": "unique (scope, key): one PostgreSQL only",
 }
 
 

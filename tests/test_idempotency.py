@@ -24,6 +24,7 @@ from api_client import (
     expect_status,
     serve,
     spec_dict,
+    wait_until,
 )
 from cryptography.exceptions import InvalidTag
 from psycopg_pool import ConnectionPool
@@ -32,6 +33,7 @@ from domain.sushigo.cards import KINDS
 from service.http.app import create_app
 from service.http.idempotency import Keyed, parse_key, scope_of
 from service.http.problems import Problem
+from service.store import db
 
 pytest_plugins = ["api_fixtures"]
 
@@ -382,42 +384,120 @@ def test_a_503_is_not_stored_and_the_retry_runs(api: ApiClient, database_url: st
     assert api.post("/games", body, headers=key).headers[REPLAYED] == "true"
 
 
+SHORT_WAITS = f"cardroom-test-{secrets.token_hex(4)}"  # the application_name of their sessions
+
+
+@pytest.fixture
+def short_lock_waits(database_url: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """An app whose sessions wait 0.2 s for a lock (the default is 3 s), named SHORT_WAITS."""
+    monkeypatch.setenv("CARDROOM_LOCK_TIMEOUT", "0.2")
+    with db.make_pool(database_url, min_size=0, max_size=4) as pool:
+        pool.kwargs["application_name"] = SHORT_WAITS  # type: ignore[index]  # none open yet
+        with serve(create_app(pool=pool)) as url:
+            yield url
+
+
 def test_a_copy_that_waits_too_long_gets_409(
-    pool: ConnectionPool, owner_connection: psycopg.Connection[Any]
+    api: ApiClient, short_lock_waits: str, owner_connection: psycopg.Connection[Any]
 ) -> None:
-    app = create_app(pool=pool, config={"IDEMPOTENCY_LOCK_TIMEOUT": 0.2})
+    """Copies meet on the key's unique index (migration 0024): a copy's record waits for the
+    first send's transaction, here one held open as a first send stuck before its commit would
+    be. Past its lock wait the copy gets 409 idempotency_key_in_use; once the first send rolls
+    back, the retry runs (nothing of the first was kept)."""
+    game = api.create_game(2)["game_id"]
     key = new_key()
     body = {"game": "sushi-go", "players": 2}
-    lock_id = Keyed.of("anonymous", key[HEADER], "POST", "/games", b"").lock_id
-    with serve(app) as url, ApiClient(url) as client:
-        owner_connection.execute("SELECT pg_advisory_lock(%s)", (lock_id,))  # "the first copy"
-        try:
+    digest = hashlib.sha256(key[HEADER].encode()).hexdigest()
+    with ApiClient(short_lock_waits) as client:
+        # "The first copy", uncommitted, then rolled back.
+        with owner_connection.transaction(force_rollback=True):
+            owner_connection.execute(
+                "INSERT INTO idempotency_keys (scope, key, request_hash, game_id, version,"
+                " expires_at) VALUES ('anonymous', %s, '', %s, 1, now() + interval '1 hour')",
+                (digest, game),
+            )
             busy = client.post("/games", body, headers=key)
-        finally:
-            owner_connection.execute("SELECT pg_advisory_unlock(%s)", (lock_id,))
         expect_problem(busy, 409, "idempotency_key_in_use")
         assert busy.headers["Retry-After"] == "1"
-        expect_status(client.post("/games", body, headers=key), 201)
+        again = client.post("/games", body, headers=key)
+        expect_status(again, 201)
+        assert REPLAYED not in again.headers
 
 
-def test_a_lookup_refused_under_the_lock_releases_it(
+def test_a_copy_whose_first_send_rolls_back_runs_itself(
+    api: ApiClient, database_url: str, owner_connection: psycopg.Connection[Any]
+) -> None:
+    """The first send's transaction rolls back while a copy waits on the key's index: the
+    copy's own insert then goes in, and the copy runs as the one send that took effect."""
+    game = api.create_game(2)["game_id"]
+    key = new_key()
+    digest = hashlib.sha256(key[HEADER].encode()).hexdigest()
+    answers: list[requests.Response] = []
+    with owner_connection.transaction(force_rollback=True):  # "the first send"
+        owner_connection.execute(
+            "INSERT INTO idempotency_keys (scope, key, request_hash, game_id, version,"
+            " expires_at) VALUES ('anonymous', %s, '', %s, 1, now() + interval '1 hour')",
+            (digest, game),
+        )
+        body = {"game": "sushi-go", "players": 2}
+        copy = threading.Thread(
+            target=lambda: answers.append(api.clone().post("/games", body, headers=key))
+        )
+        copy.start()
+        waiting = (
+            "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
+            " AND query LIKE 'INSERT INTO idempotency_keys%%'"
+        )
+        # Watched from another session: a transaction sees pg_stat_activity as it first did.
+        with psycopg.connect(database_url, autocommit=True) as watcher:
+            wait_until(lambda: watcher.execute(waiting).fetchone() != (0,), 5.0)
+    copy.join(10)
+    created = answers[0]
+    expect_status(created, 201)
+    assert REPLAYED not in created.headers
+    again = api.post("/games", body, headers=key)
+    same(created, again)
+    assert again.headers[REPLAYED] == "true"
+
+
+def test_an_expired_key_not_purged_yet_starts_afresh(
     pool: ConnectionPool, owner_connection: psycopg.Connection[Any]
 ) -> None:
-    """The lock and the record's lookup go in one round trip: when the lookup fails after the
-    lock was granted (here it waits past the lock timeout for a table locked elsewhere), the
-    answer is 503 and no lock stays held on a pooled connection."""
-    app = create_app(pool=pool, config={"IDEMPOTENCY_LOCK_TIMEOUT": 0.2})
+    """A record past its time to live, still in the table (purged once a minute): a resend
+    with its key finds the key taken, looks it up, forgets it and runs afresh."""
+    config = {"IDEMPOTENCY_TTL_SECONDS": 0, "IDEMPOTENCY_PURGE_INTERVAL": 3600}
+    body, key = {"game": "sushi-go", "players": 2}, new_key()
+    digest = hashlib.sha256(key[HEADER].encode()).hexdigest()
+    rows = "SELECT count(*) FROM idempotency_keys WHERE key = %s"
+    with serve(create_app(pool=pool, config=config)) as url, ApiClient(url) as client:
+        first = client.post("/games", body, headers=key)
+        expect_status(first, 201)
+        assert owner_connection.execute(rows, (digest,)).fetchone() == (1,)  # expired, kept
+        again = client.post("/games", body, headers=key)
+        expect_status(again, 201)
+        assert REPLAYED not in again.headers
+        assert again.json()["game_id"] != first.json()["game_id"]
+        assert owner_connection.execute(rows, (digest,)).fetchone() == (1,)  # the new one's
+
+
+def test_a_record_that_cannot_be_written_leaves_nothing_held(
+    api: ApiClient, short_lock_waits: str, owner_connection: psycopg.Connection[Any]
+) -> None:
+    """A keyed request whose record waits past its lock timeout for something else (here the
+    whole table locked elsewhere, not a copy of it) answers 503, and holds nothing after: no
+    lock connection, no session of the app waiting or idle in a transaction; its retry runs."""
     key, body = new_key(), {"game": "sushi-go", "players": 2}
-    # This key's lock (the run's other tests share the database and take locks of their own).
-    lock_id = Keyed.of(scope_of(None), key[HEADER], "POST", "/games", b"").lock_id
-    with serve(app) as url, ApiClient(url) as client:
+    with ApiClient(short_lock_waits) as client:
         with owner_connection.transaction():
             owner_connection.execute("LOCK TABLE idempotency_keys IN ACCESS EXCLUSIVE MODE")
             refused = client.post("/games", body, headers=key)
         expect_problem(refused, 503, "database_unavailable")
-        free = owner_connection.execute("SELECT pg_try_advisory_lock(%s)", (lock_id,))
-        assert free.fetchone() == (True,)  # no pooled connection kept it
-        owner_connection.execute("SELECT pg_advisory_unlock(%s)", (lock_id,))
+        held = owner_connection.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE application_name = %s"
+            " AND (state LIKE 'idle in transaction%%' OR wait_event_type = 'Lock')",
+            (SHORT_WAITS,),
+        )
+        assert held.fetchone() == (0,)
         created = client.post("/games", body, headers=key)
         expect_status(created, 201)
         assert REPLAYED not in created.headers

@@ -9,7 +9,7 @@ import hashlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
-from uuid import UUID
+from uuid import UUID, uuid4
 
 import psycopg
 import pytest
@@ -19,6 +19,7 @@ from domain.sushigo import Pick
 from service.errors import ServiceError
 from service.http.app import create_app
 from service.play import GameService
+from service.store import db
 from service.store.events import EventStore
 
 
@@ -81,6 +82,60 @@ def test_an_http_pick_is_one_round_trip_when_the_process_holds_the_game(
     assert store.round_trips - before == 1  # the append, nothing read before it
     assert answer.get_json()["version"] == view["version"] + 1
     assert picks_of(store, UUID(game.rsplit("/", 1)[1])) == [(1, 1, 0)]
+
+
+class CountingConnection(db.FirstToAnswer):
+    """The service's connection class, counting its round trips (a statement, BEGIN, COMMIT:
+    each exchange that waits for the server; a commit with nothing to commit does not), on any
+    connection of any pool built with it: the store's, and any other a request would open."""
+
+    round_trips = 0
+
+    def wait(self, gen: Any, *args: Any, **kwargs: Any) -> Any:
+        return super().wait(_counted(gen), *args, **kwargs)
+
+
+def _counted(gen: Any) -> Any:
+    """``gen`` (one of psycopg's exchanges with the server), counted if it waits on the socket."""
+    try:
+        waiting = next(gen)
+    except StopIteration as done:  # answered from the connection's own state
+        return done.value
+    CountingConnection.round_trips += 1
+    while True:
+        ready = yield waiting
+        try:
+            waiting = gen.send(ready)
+        except StopIteration as done:
+            return done.value
+
+
+def test_a_keyed_http_pick_is_one_round_trip(database_url: str) -> None:
+    """With its Idempotency-Key too (issue 40): no lock connection, no lookup before the append;
+    the record goes in the append's statement. Counted on every connection the app has."""
+    with db.make_pool(database_url, min_size=0, max_size=4) as pool:
+        pool.connection_class = CountingConnection  # none is open yet
+        client = create_app(pool=pool, config={"CARDROOM_CLOCK_INTERVAL": 0}).test_client()
+        game = client.post("/games", json={"game": "sushi-go", "players": 2}).headers["Location"]
+        tokens = [
+            client.post(f"{game}/players", json={"name": f"p{i}"}).get_json()["token"]
+            for i in range(2)
+        ]
+        auth = {"Authorization": f"Bearer {tokens[0]}"}
+        view = client.get(game, headers=auth).get_json()
+        body = {"round": 1, "turn": 1, "cards": view["you"]["hand"][:1]}
+        keyed = {**auth, "Idempotency-Key": str(uuid4())}
+        client.post("/games", json={"game": "sushi-go"}, headers={"Idempotency-Key": str(uuid4())})
+        before = CountingConnection.round_trips
+        answer = client.post(f"{game}/moves", json=body, headers=keyed)
+        assert answer.status_code == 200, answer.get_json()
+        assert CountingConnection.round_trips - before == 1  # the append, with its record
+        before = CountingConnection.round_trips
+        again = client.post(f"{game}/moves", json=body, headers=keyed)
+        assert again.headers["Idempotent-Replayed"] == "true"
+        assert again.get_data() == answer.get_data()
+        # The retry's own append is refused (the seat has picked), then the key is looked up.
+        assert CountingConnection.round_trips - before >= 2
 
 
 def test_a_process_that_is_behind_rereads_and_records_its_pick_once(pool: ConnectionPool) -> None:

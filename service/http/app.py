@@ -107,8 +107,8 @@ def create_app(
     readiness.register(app, games.store)  # GET /readyz; others add their checks to it
     if settings().webhooks_insecure:  # named, never failing: a development setting left on
         readiness.add_check(app, "webhooks_insecure", _webhooks_insecure, required=False)
-    # Next: its after_request runs before observe's, so it stores responses as sent.
-    idempotency.register(app, pool, games.store.watchdog)
+    # Next: its after_request runs before observe's (a fault point before the answer is sent).
+    idempotency.register(app, games.store)
     # The hub listens for appends on its own connection, from its first use on (streams and
     # long polls): routes-only apps and plain reads never open it.
     hub = live.Hub(lambda: str(pool.conninfo))

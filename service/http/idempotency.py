@@ -14,11 +14,17 @@ whatever the game says now.
 Per request, called by the route once it has authenticated the client (:func:`begin`): the key is
 checked (400 ``invalid_idempotency_key`` unless a random UUID v4 or a random token of at least
 128 bits without runs or repeats: a stored join holds a bearer token, so a key must be
-unguessable); the client's scope is the SHA-256 of its bearer token, or ``anonymous``; a
-PostgreSQL advisory lock on (scope, key) is taken on a connection held until the request ends,
-so copies sent at once run one at a time; under it the record is looked up (422
-``idempotency_key_reused`` if it was for another method, path or body, or if its answer holds a
-secret and this request comes from another client: :func:`client_binding`).
+unguessable); the client's scope is the SHA-256 of its bearer token, or ``anonymous``. Then the
+request runs (:func:`once`), taking nothing and reading nothing first: a keyed pick is one
+round trip, its append with its record. The record's unique index on (scope, key) (migration
+0024) is what keeps copies apart: a copy sent at the same time waits in its own insert for the
+first one's transaction, then fails on the index (``KeyTaken``) and replays the first answer, or
+goes on if the first rolled back. The record is looked up only when the request is refused or
+its key is taken (an earlier send committed: the game moved on, the seat has picked): then an
+earlier send's answer is replayed, a key used for another method, path or body (or, for an
+answer that holds a secret, by another client: :func:`client_binding`) is 422
+``idempotency_key_reused``, and with no record the refusal stands. A copy still waiting for the
+first send when its lock wait runs out gets 409 ``idempotency_key_in_use`` (``Retry-After``).
 
 Receipts expire (``CARDROOM_IDEMPOTENCY_TTL`` seconds, default 24 h): the service deletes expired
 rows itself, a batch at most every minute per process, and an expired key starts afresh. No
@@ -29,7 +35,6 @@ the client's binding, and that binding only as an HMAC keyed by the key.
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import functools
 import hashlib
@@ -40,21 +45,24 @@ import os
 import re
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import psycopg
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
-from flask import Flask, Response, current_app, g, request
-from psycopg import sql
-from psycopg_pool import ConnectionPool
+from flask import Flask, Response, current_app, request
+from marshmallow import ValidationError
+from werkzeug.exceptions import HTTPException
 
+from domain.decider import DomainError
 from service import faults, metrics
+from service.errors import ServiceError
 from service.http.problems import Problem
 from service.settings import settings
-from service.store import budget, db, idempotency_records, request_records
-from service.store.events import StoreUnavailable
-from service.store.failures import unavailable
+from service.store import idempotency_records, request_records
+from service.store.events import GameNotFound, StoreUnavailable
+from service.store.failures import KeyTaken, StoreError
 from service.store.idempotency_records import IdempotencyRecord, Stored
 from service.store.request_records import Answer, StoredAnswer
 
@@ -65,9 +73,7 @@ SECRET_HEADER = "Idempotency-Secret"
 ANONYMOUS = "anonymous"  # the scope of requests without a bearer token
 REPLAYED = "Idempotent-Replayed"
 MAX_KEY_LENGTH = 255
-LOCK_TIMEOUT_SECONDS = 10.0  # app.config["IDEMPOTENCY_LOCK_TIMEOUT"] overrides it
 PURGE_INTERVAL_SECONDS = 60.0  # app.config["IDEMPOTENCY_PURGE_INTERVAL"] overrides it
-_CONTEXT = "cardroom_idempotency"  # the attribute of flask.g for the request's Keyed
 _EXTENSION = "cardroom_idempotency"
 
 _UUID4 = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}", re.I)
@@ -181,16 +187,16 @@ def scope_of(authorization: str | None) -> str:
 
 @dataclass
 class Keyed:
-    """One POST with an ``Idempotency-Key``, holding its lock on ``conn``."""
+    """One POST with an ``Idempotency-Key``: what identifies it, and what an earlier send of it
+    left, once looked up (:func:`look_up`)."""
 
     scope: str
     key_hash: str  # stored in place of the key
     secret: bytes  # derived from the key, never stored: keys the fingerprint and the sealing
     fingerprint: bytes
-    lock_id: int
     binding: bytes = b""  # what binds the request to its client, keyed by ``secret``
     ttl_seconds: float = idempotency_records.DEFAULT_TTL_SECONDS
-    conn: psycopg.Connection[Any] | None = None
+    answers: bool = False  # the route keeps its answers whole (request_records): look there too
     stored: Stored | None = None  # the record of an earlier send: replay its answer
     answer: StoredAnswer | None = None  # ... or the answer kept whole (request_records)
 
@@ -204,11 +210,9 @@ class Keyed:
         # The path's length first: no (path, body) pair can pass for another.
         head = f"{method}\0{len(path)}\0{path}\0".encode("utf-8", "surrogateescape")
         fingerprint = hmac.digest(secret, head + body, "sha256")
-        lock = hashlib.sha256(f"{scope}\0{key_hash}".encode()).digest()
-        lock_id = int.from_bytes(lock[:8], "big", signed=True)
         bound = b"cardroom-idempotency-binding-v1\0" + client.encode("utf-8", "surrogateescape")
         binding = hmac.digest(secret, bound, "sha256")
-        return cls(scope, key_hash, secret, fingerprint, lock_id, binding)
+        return cls(scope, key_hash, secret, fingerprint, binding)
 
     def _sealing_key(self, bound: bool = True) -> bytes:
         """The key a secret is sealed under: derived from the idempotency key, the scope and the
@@ -256,140 +260,6 @@ class Keyed:
         return self.unseal(self.stored.secret, bound).decode()
 
 
-class Locks:
-    """Advisory locks on connections of a pool of their own, opened on first use.
-
-    Why not the store's pool: a request that holds a lock still needs the store's connections;
-    were the locks held on those, enough concurrent keyed requests would take every connection
-    and then wait for one more until the pool timed out."""
-
-    def __init__(
-        self, source: Any, lock_timeout: float, watchdog: budget.Watchdog | None = None
-    ) -> None:
-        self._source = source  # the store's pool: where to connect, and how many at most
-        # The request's deadline holds on these connections too: a server that stops
-        # answering (cut off) must not hold the request past it (service/store/budget.py).
-        self.watchdog = watchdog or budget.Watchdog(lambda: str(source.conninfo))
-        self._lock_timeout_ms = max(1, int(lock_timeout * 1000))
-        self._pool: ConnectionPool | None = None
-        self._guard = threading.Lock()
-
-    def pool(self) -> ConnectionPool:
-        with self._guard:
-            if self._pool is None:
-                source: ConnectionPool = self._source
-                kwargs = source.kwargs
-                if isinstance(kwargs, dict):  # else a callable (psycopg_pool 3.3): as it is
-                    kwargs = {**kwargs, "application_name": "cardroom-idempotency"}
-                self._pool = db.Pool(
-                    source.conninfo,
-                    connection_class=source.connection_class,
-                    kwargs=kwargs,
-                    min_size=0,
-                    max_size=source.max_size,
-                    timeout=source.timeout,
-                    configure=self._configure,
-                    name="cardroom-idempotency",
-                    open=True,
-                )
-                atexit.register(self._pool.close)
-            return self._pool
-
-    def _configure(self, conn: psycopg.Connection[Any]) -> None:
-        conn.autocommit = True
-        # A copy waits this long for the first to finish, then gets 409 idempotency_key_in_use
-        # (the statement may wait a second longer than the lock: the lock's timeout speaks).
-        conn.execute(
-            "SELECT set_config('lock_timeout', %s, false),"
-            " set_config('statement_timeout', %s, false)",
-            (f"{self._lock_timeout_ms}ms", f"{self._lock_timeout_ms + 1000}ms"),
-        )
-
-    def acquire(
-        self, lock_id: int, scope: str, key_hash: str
-    ) -> tuple[psycopg.Connection[Any], Stored | None]:
-        """A connection holding the lock ``lock_id``, and the record of (``scope``,
-        ``key_hash``) as it is once the lock is granted.
-
-        One round trip: two statements in one query string (in a pipeline psycopg spends more
-        CPU than on a round trip), the lookup after the lock, so that its snapshot, taken once
-        the lock is granted, sees whatever the lock's previous holder committed."""
-        pool = self.pool()
-        try:
-            # Short while the database is known to be down: a 503 at once, not after a wait.
-            conn = pool.getconn(timeout=budget.connection_wait(self._source))
-        except psycopg.OperationalError as exc:  # PoolTimeout, PoolClosed
-            raise unavailable(exc) from exc
-        query = _LOCK_AND_FIND.format(
-            sql.Literal(lock_id), sql.Literal(scope), sql.Literal(key_hash)
-        )
-        try:
-            with self.guarded(conn):
-                cursor = conn.execute(query, prepare=False)  # a new string each time
-                cursor.nextset()  # the lookup's rows
-                return conn, idempotency_records.stored(cursor.fetchone())
-        except psycopg.Error as exc:
-            held = _holds_a_lock(conn)
-            if held:  # granted: the lookup failed
-                self.release(conn, lock_id)
-                raise StoreUnavailable(str(exc)) from exc
-            if held is None:
-                conn.close()  # whatever it holds goes with the session
-            pool.putconn(conn)
-            # Its lock_timeout, or the request's deadline, came first: the other copy has it.
-            if isinstance(exc, (psycopg.errors.LockNotAvailable, psycopg.errors.QueryCanceled)):
-                raise Problem(
-                    409,
-                    "idempotency_key_in_use",
-                    f"a request with this {HEADER} is still being processed; send it again"
-                    " after Retry-After seconds to get its response",
-                    headers={"Retry-After": "1"},
-                ) from None
-            db.note_unreachable(self._source, exc)
-            raise unavailable(exc) from exc
-
-    def guarded(self, conn: psycopg.Connection[Any]) -> contextlib.AbstractContextManager[Any]:
-        """Work on a lock's connection that ends by the request's deadline."""
-        return self.watchdog.guard(conn, budget.deadline())
-
-    def release(self, conn: psycopg.Connection[Any], lock_id: int) -> None:
-        try:
-            if db.known_unreachable(self._source):
-                # Ending the session releases the lock, without a round trip to a server
-                # that may not answer (the answer waits for this).
-                conn.close()
-            else:
-                with self.watchdog.guard(conn, max(budget.deadline(), time.monotonic() + 0.1)):
-                    conn.execute("SELECT pg_advisory_unlock(%s)", (lock_id,))
-        except psycopg.Error:
-            # A lock must never go back to the pool with its connection: ending the session
-            # releases it (the pool discards a closed connection).
-            conn.close()
-        finally:
-            self.pool().putconn(conn)
-
-
-# Values as literals: several statements go in one query only without parameters.
-_LOCK_AND_FIND = sql.SQL(
-    "SELECT pg_advisory_lock({}); " + idempotency_records.FIND.replace("%s", "{}")
-)
-
-
-def _holds_a_lock(conn: psycopg.Connection[Any]) -> bool | None:
-    """Whether the session holds an advisory lock (a lock connection holds only the one it was
-    asked for, or none); None if it cannot say."""
-    if conn.broken or conn.closed:  # severed by the watchdog, or lost: nothing to ask
-        return None
-    try:
-        row = conn.execute(
-            "SELECT EXISTS (SELECT FROM pg_locks WHERE locktype = 'advisory'"
-            " AND pid = pg_backend_pid() AND granted)"
-        ).fetchone()
-    except psycopg.Error:
-        return None
-    return bool(row and row[0])
-
-
 class Purger:
     """Deletes expired idempotency records, at most once per ``interval`` seconds here."""
 
@@ -406,14 +276,23 @@ class Purger:
             self._next = now + self.interval
             return True
 
-    def run(self, conn: psycopg.Connection[Any]) -> None:
+    def run(self, store: Connections) -> None:
+        """One batch of each table, on a connection of the store (once a minute per process:
+        its round trip is no request's to speak of). Best effort: the next batch catches up."""
         try:
-            purged = idempotency_records.purge(conn) + request_records.purge(conn)
-        except psycopg.Error:
+            with store.connection() as conn:
+                purged = idempotency_records.purge(conn) + request_records.purge(conn)
+        except (psycopg.Error, StoreError):
             log.warning("could not purge expired idempotency keys", exc_info=True)
             return
         if purged:
             log.info("purged %d expired idempotency keys", purged)
+
+
+class Connections(Protocol):
+    """What the keys need of the event store: its connections, within the request's budget."""
+
+    def connection(self) -> contextlib.AbstractContextManager[psycopg.Connection[Any]]: ...
 
 
 def ttl_seconds(app: Flask) -> float:
@@ -424,35 +303,133 @@ def ttl_seconds(app: Flask) -> float:
 
 
 def begin(answers: bool = False) -> Keyed | None:
-    """The request's key, locked, with the record of an earlier send if there is one; None
-    without the header. Call it after authenticating the client: a key is checked only for a
-    request that may run. ``answers``: the route keeps its answers whole (request_records:
-    a change that is not a game's); the lookup then looks there too."""
+    """The request's key (None without the header), checked: nothing is taken and, but for
+    ``answers``, nothing is read. Call it after authenticating the client (a key is checked
+    only for a request that may run), then run the request through :func:`once`. ``answers``:
+    the route keeps its answers whole (request_records: a change that is not a game's); an
+    earlier send's is looked up now (``keyed.answer``: replay it), as these changes may not
+    refuse a second run (a second token minted, a second challenge offered)."""
     value = request.headers.get(HEADER)
     if value is None:
         check_headers()  # an Idempotency-Secret alone is held to its rule all the same
         return None
-    locks, purger = current_app.extensions[_EXTENSION]
     key = parse_key(value)
     body = request.get_data()  # cached for the view; 413 past the size limit
     path = request.path + (f"?{request.query_string.decode()}" if request.query_string else "")
     scope = scope_of(request.headers.get("Authorization"))
     keyed = Keyed.of(scope, key, "POST", path, body, client_binding(scope))
     keyed.ttl_seconds = ttl_seconds(current_app)
-    keyed.conn, stored = locks.acquire(keyed.lock_id, keyed.scope, keyed.key_hash)
-    setattr(g, _CONTEXT, keyed)  # from here on, teardown unlocks whatever happens
-    try:
-        with locks.guarded(keyed.conn):
-            if stored is not None and stored.expired:
-                idempotency_records.forget(keyed.conn, keyed.scope, keyed.key_hash)
-                stored = None
-            if answers and stored is None:
-                keyed.answer = _answer(keyed)
-            if purger.due():  # after the lookup, not before: an expired record is forgotten above
-                purger.run(keyed.conn)
-    except psycopg.Error as exc:
-        raise StoreUnavailable(str(exc)) from exc
-    if stored is not None and not hmac.compare_digest(stored.request_hash, keyed.fingerprint):
+    keyed.answers = answers
+    store, purger = current_app.extensions[_EXTENSION]
+    if purger.due():
+        purger.run(store)
+    if answers:
+        look_up(keyed)
+    return keyed
+
+
+def once(
+    keyed: Keyed | None,
+    run: Callable[[], Response],
+    replay: Callable[[Keyed], Response] | None = None,
+) -> Response:
+    """The answer of ``run()``, the request's change with its record written in the change's
+    transaction (``keyed.record()``, :func:`record_answer`); for a keyed request whose change
+    is refused, or whose record cannot be written because its key has one (``KeyTaken``: a copy
+    that ran at the same time committed first, its insert having waited for that), the key is
+    looked up: an earlier send's answer is replayed (``replay(keyed)`` rebuilds a game's from
+    ``keyed.stored``; an answer kept whole is sent as it was), a key used for another request
+    is 422, and with none the refusal stands. A record that expired is forgotten and the
+    request runs again. Nothing is looked up on the way to a change that is accepted: a keyed
+    pick is one round trip."""
+    if keyed is None:
+        return run()
+    if keyed.answer is not None:  # found by begin
+        return replayed_answer(keyed)
+    for _ in range(RUNS):
+        try:
+            return run()
+        except KeyTaken:
+            refusal: Exception | None = None
+        except StoreUnavailable as exc:
+            if _waited_for_key(exc):
+                raise _in_use() from exc
+            raise
+        except Exception as exc:
+            if not _refusal(exc):
+                raise
+            refusal = exc
+        if look_up(keyed):
+            if keyed.answer is not None:
+                return replayed_answer(keyed)
+            if keyed.stored is not None and replay is not None:
+                return replayed(replay(keyed))
+        if refusal is not None:
+            raise refusal
+    raise _in_use()  # taken each time, and gone each time it was looked for: expiring at once
+
+
+RUNS = 3  # a key taken by a record that expired: forgotten, and the request runs again
+
+
+def _refusal(error: BaseException) -> bool:
+    """Whether ``error`` refuses the request (a 4xx answer: nothing was changed), so that an
+    earlier send of it may have to be replayed instead."""
+    if isinstance(error, Problem):
+        return error.status < 500
+    if isinstance(error, HTTPException):
+        return error.code is not None and error.code < 500
+    return isinstance(error, (ServiceError, DomainError, ValidationError, GameNotFound))
+
+
+def _waited_for_key(error: StoreUnavailable) -> bool:
+    """Whether a write ran out of time waiting for another send of the request (its insert
+    waited on the key's index for that send's transaction): PostgreSQL names the index."""
+    cause = error.__cause__
+    context = cause.diag.context if isinstance(cause, psycopg.Error) else None
+    return bool(context) and any(f'"{name}"' in str(context) for name in _KEY_INDEXES)
+
+
+_KEY_INDEXES = (*idempotency_records.CONSTRAINTS, request_records.CONSTRAINT)
+
+
+def _in_use() -> Problem:
+    return Problem(
+        409,
+        "idempotency_key_in_use",
+        f"a request with this {HEADER} is still being processed; send it again after"
+        " Retry-After seconds to get its response",
+        headers={"Retry-After": "1"},
+    )
+
+
+def look_up(keyed: Keyed) -> bool:
+    """Whether an earlier send of this request took effect: its record (``keyed.stored``), or
+    for a route that keeps its answers the answer (``keyed.answer``). A record that expired is
+    deleted (its key starts afresh). 422 ``idempotency_key_reused`` if the key was used for
+    another request, or by another client for an answer that holds a secret."""
+    store = current_app.extensions[_EXTENSION][0]
+    with store.connection() as conn:
+        stored = idempotency_records.find(conn, keyed.scope, keyed.key_hash)
+        if stored is not None and stored.expired:
+            idempotency_records.forget(conn, keyed.scope, keyed.key_hash)
+            stored = None
+        answer = None
+        if keyed.answers and stored is None:
+            answer = request_records.find(conn, keyed.scope, keyed.key_hash)
+            if answer is not None and answer.expired:
+                request_records.forget(conn, keyed.scope, keyed.key_hash)
+                answer = None
+    if stored is not None:
+        _check_stored(keyed, stored)
+    if answer is not None:
+        _check_answer(keyed, answer)
+    keyed.stored, keyed.answer = stored, answer
+    return stored is not None or answer is not None
+
+
+def _check_stored(keyed: Keyed, stored: Stored) -> None:
+    if not hmac.compare_digest(stored.request_hash, keyed.fingerprint):
         raise Problem(
             422,
             "idempotency_key_reused",
@@ -460,7 +437,7 @@ def begin(answers: bool = False) -> Keyed | None:
             " or body); a key stands for one request: to retry, send exactly the same"
             " request; for a new request, send a new key",
         )
-    if stored is not None and not keyed.owns(stored):
+    if not keyed.owns(stored):
         raise Problem(
             422,
             "idempotency_key_reused",
@@ -469,19 +446,6 @@ def begin(answers: bool = False) -> Keyed | None:
             f" request, send the same {SECRET_HEADER} header as with its first send (without"
             " one, a client is known by its address); for a new request, send a new key",
         )
-    keyed.stored = stored
-    if keyed.answer is not None:
-        _check_answer(keyed, keyed.answer)
-    return keyed
-
-
-def _answer(keyed: Keyed) -> StoredAnswer | None:
-    assert keyed.conn is not None
-    answer = request_records.find(keyed.conn, keyed.scope, keyed.key_hash)
-    if answer is not None and answer.expired:
-        request_records.forget(keyed.conn, keyed.scope, keyed.key_hash)
-        return None
-    return answer
 
 
 def _check_answer(keyed: Keyed, answer: StoredAnswer) -> None:
@@ -549,21 +513,12 @@ def replayed(response: Response) -> Response:
     return response
 
 
-def register(app: Flask, pool: Any, watchdog: budget.Watchdog | None = None) -> None:
-    """Set up the locks (on connections to ``pool``'s database, their statements watched by
-    ``watchdog``) and the purge; release each request's lock when it ends."""
-    timeout = float(app.config.get("IDEMPOTENCY_LOCK_TIMEOUT", LOCK_TIMEOUT_SECONDS))
-    locks = Locks(pool, timeout, watchdog)
+def register(app: Flask, store: Connections) -> None:
+    """Set up the lookups and the purge (on ``store``'s connections)."""
     interval = float(app.config.get("IDEMPOTENCY_PURGE_INTERVAL", PURGE_INTERVAL_SECONDS))
-    app.extensions[_EXTENSION] = (locks, Purger(interval))
+    app.extensions[_EXTENSION] = (store, Purger(interval))
 
     @app.after_request
     def answered(response: Response) -> Response:
         faults.point("answered")  # test-only: a crash or a drop before the answer is sent
         return response
-
-    @app.teardown_request
-    def end(_: BaseException | None) -> None:
-        keyed: Keyed | None = g.pop(_CONTEXT, None)
-        if keyed is not None and keyed.conn is not None:
-            locks.release(keyed.conn, keyed.lock_id)

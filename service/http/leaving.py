@@ -5,6 +5,8 @@ neither takes a body. Games that stall or never fill are handled by the sweeper
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from flask import Blueprint, Response
 
 from service.http import auth, idempotency
@@ -83,12 +85,13 @@ def leave_game(game_id: str) -> Response:
     load(gid)
     auth.require_seat(games(), gid, held=False)  # a retry's token has left its seat already
     keyed = idempotency.begin()
-    if keyed is not None and keyed.stored is not None:
-        past = as_it_was(keyed)
-        return idempotency.replayed(with_receipt(view_body(past, None, past=True), past, 200))
-    seat = auth.require_seat(games(), gid)
-    left = games().leave(gid, seat, None if keyed is None else keyed.record())
-    return with_receipt(view_body(left, None), left, 200)
+
+    def run() -> Response:
+        seat = auth.require_seat(games(), gid)
+        left = games().leave(gid, seat, None if keyed is None else keyed.record())
+        return with_receipt(view_body(left, None), left, 200)
+
+    return idempotency.once(keyed, run, _as_it_was_for(None))
 
 
 @leaving_api.post("/games/<game_id>/resign")
@@ -163,8 +166,19 @@ def resign_game(game_id: str) -> Response:
     load(gid)
     seat = auth.require_seat(games(), gid)
     keyed = idempotency.begin()
-    if keyed is not None and keyed.stored is not None:
+
+    def run() -> Response:
+        resigned = games().resign(gid, seat, None if keyed is None else keyed.record())
+        return with_receipt(view_body(resigned, seat), resigned, 200)
+
+    return idempotency.once(keyed, run, _as_it_was_for(seat))
+
+
+def _as_it_was_for(seat: int | None) -> Callable[[idempotency.Keyed], Response]:
+    """The first answer again: ``seat``'s view of the game as the request left it."""
+
+    def replay(keyed: idempotency.Keyed) -> Response:
         past = as_it_was(keyed)
-        return idempotency.replayed(with_receipt(view_body(past, seat, past=True), past, 200))
-    resigned = games().resign(gid, seat, None if keyed is None else keyed.record())
-    return with_receipt(view_body(resigned, seat), resigned, 200)
+        return with_receipt(view_body(past, seat, past=True), past, 200)
+
+    return replay

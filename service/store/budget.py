@@ -88,8 +88,12 @@ def session(pool: ConnectionPool, watchdog: Watchdog) -> Iterator[psycopg.Connec
         with pool.connection(timeout=min(db.connection_timeout(pool), left)) as conn:
             db.note_reachable(pool)
             try:
-                waits = _lock_wait_within(conn, until, watchdog.lock_timeout)
-                with waits, watchdog.guard(conn, until) as guard:
+                # The guard first: setting a short lock_timeout is a statement too, and a
+                # connection whose network went silent must not hold it past the deadline.
+                with (
+                    watchdog.guard(conn, until) as guard,
+                    _lock_wait_within(conn, until, watchdog.lock_timeout),
+                ):
                     yield conn
             except errors.LockNotAvailable as exc:
                 raise StoreUnavailable(str(exc), _lock_cause(conn)) from exc
@@ -179,9 +183,11 @@ CANCEL_TIMEOUT = 0.5  # libpq's cancel request, when the observer could not be u
 class Guard:
     """A connection in use until ``deadline``; ``cause`` is set if it was cancelled.
 
-    ``reached``: the server answered the watchdog about it after its deadline (it was
-    cancelled, or was between two statements); ``severed``: it was not, and its socket was
-    shut down (the connection is closed, never given back to the pool as it is)."""
+    ``reached``: its statement was cancelled after its deadline (the server answered the
+    watchdog about it); ``severed``: it was not, and at the grace's end, still in use, its
+    socket was shut down (the connection is closed, never given back to the pool as it is):
+    its server did not answer, or ran nothing for it (the request waited for an answer the
+    network lost, or stayed between two statements past its deadline)."""
 
     conn: psycopg.Connection[Any]
     deadline: float
@@ -305,15 +311,16 @@ class Watchdog:
         live = [g for g in due if not g.done and not g.severed]
         if not live:
             return
+        observed: set[Guard] = set()
         try:
             server = self._server()
         except psycopg.Error as exc:
             log.warning("watchdog: %s; cancelling through libpq instead", exc)
             self._drop_observer()
         else:
-            self._observe_and_cancel([g for g in live if g.server == server])
+            observed = self._observe_and_cancel([g for g in live if g.server == server])
         for guard in live:
-            if guard.reached or guard.severed or guard.done:
+            if guard.reached or guard.severed or guard.done or guard in observed:
                 continue
             if guard.lock.acquire(blocking=False) or _locked(guard):
                 try:
@@ -322,27 +329,32 @@ class Watchdog:
                 finally:
                     guard.lock.release()
 
-    def _observe_and_cancel(self, guards: list[Guard]) -> None:
+    def _observe_and_cancel(self, guards: list[Guard]) -> set[Guard]:
         """What each backend waits for, read and cancelled in one statement, while their guards
-        are held (a connection given back meanwhile could serve another request's statement)."""
+        are held (a connection given back meanwhile could serve another request's statement).
+        Returns the guards the observer answered for: those whose statement ran were cancelled
+        (``reached``); the others' backends were running nothing, so the request holding one
+        past its deadline is between two statements, or waits for an answer the server sent
+        and the network lost (a connection cut, the server's side still open): neither is
+        cancelled (nothing runs), and one still in use at the grace's end is severed."""
         held = [g for g in guards if g.lock.acquire(blocking=False) or _locked(g)]
         try:
             here = {g.pid: g for g in held if not g.done and not g.severed}
             if not here:
-                return
+                return set()
             try:
                 rows = self._observe(list(here))
             except psycopg.Error as exc:
                 log.warning("watchdog: %s; cancelling through libpq instead", exc)
                 self._drop_observer()
-                return
+                return set()
             for pid, wait_type, wait_event, behind_standby, _ in rows:
                 cause = _WAITS.get((wait_type, wait_event))
                 if cause is None and wait_type == "Lock":
                     cause = "standby" if behind_standby else "lock"
                 here[pid].cause = cause or "statement"
-            for guard in here.values():  # answered for: cancelled, or between statements
-                guard.reached = True
+                here[pid].reached = True  # cancelled
+            return set(here.values())
         finally:
             for guard in held:
                 guard.lock.release()

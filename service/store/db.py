@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Self
 from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
-from psycopg import sql
+from psycopg import pq, sql
 from psycopg.conninfo import conninfo_to_dict, make_conninfo, timeout_from_conninfo
 from psycopg_pool import ConnectionPool, PoolTimeout
 from psycopg_pool.pool import AddConnection, MaintenanceTask
@@ -299,16 +299,70 @@ def _close_all(answers: queue.Queue[Any], count: int) -> None:
 # its last attempt (psycopg_pool's own backoff doubles from 1 s: 1, 3, 7, 15 s after the first
 # failure). A failover that takes 8 s would otherwise be seen by the hosts at 15.
 RECONNECT_SECONDS = 0.5
+# How long a request that found dead connections waits for a new one: past it the database is
+# taken to be down (a restart, a failover under way), and the requests after it get their 503
+# at once (``connection_timeout``) until a connection is had again.
+REPLACE_SECONDS = 1.0
+WATCH_SECONDS = 0.25  # how often a request waiting for a connection looks whether it is down
 
 
 class Pool(ConnectionPool):
     """psycopg_pool's pool, reconnecting every :data:`RECONNECT_SECONDS` at most while its
-    database is down (a failover, a restart) rather than backing off for ever longer."""
+    database is down (a failover, a restart) rather than backing off for ever longer, and
+    handing out no connection whose session the server has ended (:func:`alive`)."""
 
     def schedule_task(self, task: MaintenanceTask, delay: float) -> None:
         if isinstance(task, AddConnection) and task.attempt is not None:
             task.attempt.delay = delay = min(delay, RECONNECT_SECONDS)
         super().schedule_task(task, delay)
+
+    def getconn(self, timeout: float | None = None) -> Any:
+        """A connection within ``timeout`` (default: the pool's), never one found dead: that
+        one is closed (the pool opens another in its place) and the next is taken, so that a
+        request goes on after the server ended sessions (a restart, a failover,
+        ``pg_terminate_backend``) rather than failing on each dead connection in turn. Why
+        not psycopg_pool's ``check`` callback: its check is a round trip per checkout, and it
+        sleeps a second or more after each connection that fails it."""
+        until = time.monotonic() + (self.timeout if timeout is None else timeout)
+        replacing: float | None = None  # since a dead one was found: wait this long for more
+        while True:
+            end = until if replacing is None else min(until, replacing)
+            try:
+                # In steps: a wait in the queue ends early once the database is known down.
+                conn = super().getconn(timeout=min(end - time.monotonic(), WATCH_SECONDS))
+            except PoolTimeout:
+                now = time.monotonic()
+                if replacing is not None and now >= replacing:
+                    # Its sessions ended and no new one opens: the database is down.
+                    note_unreachable(self, psycopg.OperationalError("sessions ended"))
+                    raise
+                if now >= until or known_unreachable(self):
+                    raise
+                continue
+            if alive(conn):
+                return conn
+            log.info("a pooled connection's session was ended by the server: replaced")
+            conn.close()
+            self.putconn(conn)  # closed: the pool drops it and opens another
+            if replacing is None:
+                replacing = time.monotonic() + REPLACE_SECONDS
+
+
+def alive(conn: psycopg.Connection[Any]) -> bool:
+    """Whether an idle connection's session is still open at the server, known without a round
+    trip. A session the server ends (``pg_terminate_backend``, a shutdown, a crash of the
+    backend) sends its last words (``FATAL``) and closes its socket; nothing else comes to an
+    idle connection of the pool (none listens). So libpq reads what is there without waiting:
+    nothing (alive), or those words and then the end of the stream (dead), or a notice (alive).
+    A server cut off the network says nothing: the request's deadline ends that one."""
+    if conn.closed:
+        return False
+    try:
+        for _ in range(2):  # the last message, then the end of the stream
+            conn.pgconn.consume_input()
+    except psycopg.OperationalError:
+        return False
+    return conn.pgconn.status == pq.ConnStatus.OK
 
 
 def make_pool(

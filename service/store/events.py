@@ -54,7 +54,7 @@ from service.store.event_types import (
     StoredEvent,
     VersionConflict,
 )
-from service.store.failures import StoreError, StoreUnavailable
+from service.store.failures import KeyTaken, StoreError, StoreUnavailable
 from service.store.idempotency_records import IdempotencyRecord
 
 __all__ = [
@@ -65,6 +65,7 @@ __all__ = [
     "GameNotFound",
     "GameRow",
     "InvitationRevoked",
+    "KeyTaken",
     "NewDeadline",
     "ORDERS",
     "STATUSES",
@@ -135,6 +136,8 @@ class EventStore(EventReads):
                 if signature is not None:
                     cur.execute(signatures.INSERT, signature)
         except errors.UniqueViolation as exc:
+            if exc.diag.constraint_name in idempotency_records.CONSTRAINTS:
+                raise KeyTaken(str(exc)) from exc  # another send of the request committed
             if exc.diag.constraint_name == "games_pkey":
                 raise GameExists(game_id) from exc
             if rematch_of is not None and exc.diag.constraint_name == rematches.CONSTRAINT:
@@ -168,11 +171,12 @@ class EventStore(EventReads):
         the keyed request that appends (service/store/idempotency_records.py). Raises
         :class:`VersionConflict` if the game is not at ``expected_version`` (someone else appended
         first),
-        :class:`GameNotFound` if there is no such game. ``invitation``: a join into a private
-        game, the hash of the invitation it presented; the events are appended only if it is
-        still the invitation in force (else :class:`InvitationRevoked`), checked under the lock
-        a change of the invitation takes (service/store/invitations.py). ``rematch_seat``: a
-        join into a rematch, ``(finished game, its seat, the new seat)``;
+        :class:`GameNotFound` if there is no such game, :class:`KeyTaken` if the ``record``'s
+        key has one already (another send of the request committed). ``invitation``: a join
+        into a private game, the hash of the invitation it presented; the events are appended
+        only if it is still the invitation in force (else :class:`InvitationRevoked`), checked
+        under the lock a change of the invitation takes (service/store/invitations.py).
+        ``rematch_seat``: a join into a rematch, ``(finished game, its seat, the new seat)``;
         :class:`RematchSeatTaken` if that seat has its seat in the rematch already. ``feed``:
         what the events tell the accounts in the game (service/play/feed.py). ``rated``: the
         events end a rated game (the state they lead to): it is rated in the same transaction,
@@ -225,6 +229,8 @@ class EventStore(EventReads):
                 else:
                     self._append_invited(conn, game_id, invitation, query, params)
         except (errors.UniqueViolation, errors.CheckViolation) as exc:
+            if exc.diag.constraint_name in idempotency_records.CONSTRAINTS:
+                raise KeyTaken(str(exc)) from exc  # another send of the request committed
             if exc.diag.constraint_name in CONFLICT_CONSTRAINTS:
                 metrics.APPEND_CONFLICTS.inc()
                 raise VersionConflict(game_id, expected_version) from exc

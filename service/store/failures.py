@@ -27,6 +27,13 @@ class StoreError(Exception):
     """Base of the store's errors."""
 
 
+class KeyTaken(StoreError):
+    """A keyed request's record (or kept answer) could not be written: its key has one already,
+    committed by another send of it (a copy that ran at the same time, or earlier), or a record
+    that expired and was not purged yet. Nothing of the request was written: its transaction
+    rolled back (service/http/idempotency.py then replays the first answer)."""
+
+
 class StoreUnavailable(StoreError):
     """The database cannot serve the request now; ``cause`` says why."""
 

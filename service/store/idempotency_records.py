@@ -7,6 +7,10 @@ happens to the process or the connection afterwards, the row exists exactly when
 effect: a retry finds it and gets its answer rebuilt from the game at that version, or finds none
 and runs for the first time. Requests that change nothing write no record (migration 0007).
 
+Copies of a request sent at the same time meet on the key's unique index (migration 0024): the
+second insert of a key waits for the first one's transaction, then fails (:data:`CONSTRAINTS`:
+the store raises ``KeyTaken``) if it committed, or goes on if it rolled back.
+
 Rows expire after a time to live (a cache, not facts) and are deleted by the service itself
 (:func:`purge`).
 """
@@ -20,6 +24,9 @@ from uuid import UUID
 import psycopg
 
 DEFAULT_TTL_SECONDS = 24 * 3600
+# The unique indexes a second record of a key fails on: (scope, key) (migration 0024), and the
+# primary key (game_id, scope, key) (0015), whichever the insert meets first.
+CONSTRAINTS = frozenset({"idempotency_keys_scope_key", "idempotency_keys_pkey"})
 PURGE_BATCH = 1000  # rows per purge: a purge is one short statement, however much expired
 
 _COLUMNS = "scope, key, request_hash, game_id, version, secret, binding, expires_at"

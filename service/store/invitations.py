@@ -15,6 +15,7 @@ import psycopg
 from psycopg import errors
 
 from service.store import idempotency_records
+from service.store.failures import KeyTaken
 from service.store.idempotency_records import IdempotencyRecord
 
 MAX_ATTEMPTS = 5  # two changes of one invitation at once: the loser takes the next serial
@@ -115,6 +116,8 @@ class Invitations:
                         )
                 return
             except errors.UniqueViolation as exc:
+                if exc.diag.constraint_name in idempotency_records.CONSTRAINTS:
+                    raise KeyTaken(str(exc)) from exc  # another send of the request committed
                 if exc.diag.constraint_name != "invitations_pkey":
                     raise
         raise RuntimeError(f"the invitation of {game_id} kept changing under this change")

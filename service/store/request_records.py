@@ -14,6 +14,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import psycopg
+from psycopg import errors
+
+from service.store.failures import KeyTaken
 
 INSERT = (
     "INSERT INTO request_records"
@@ -25,6 +28,7 @@ FIND = (
     " FROM request_records WHERE scope = %s AND key = %s"
 )
 PURGE_BATCH = 1000
+CONSTRAINT = "request_records_pkey"  # (scope, key): a copy waits on it, then fails (KeyTaken)
 
 
 @dataclass(frozen=True)
@@ -49,20 +53,25 @@ class StoredAnswer:
 
 
 def insert(cur: Any, answer: Answer, status: int, location: str | None, sealed: bytes) -> None:
-    """Write the sealed answer in ``cur``'s transaction (the change's)."""
-    cur.execute(
-        INSERT,
-        (
-            answer.scope,
-            answer.key_hash,
-            answer.request_hash,
-            status,
-            location,
-            sealed,
-            answer.binding,
-            answer.ttl_seconds,
-        ),
+    """Write the sealed answer in ``cur``'s transaction (the change's); :class:`KeyTaken` if
+    the key has an answer already (another send of the request committed first: the change's
+    transaction then rolls back)."""
+    values = (
+        answer.scope,
+        answer.key_hash,
+        answer.request_hash,
+        status,
+        location,
+        sealed,
+        answer.binding,
+        answer.ttl_seconds,
     )
+    try:
+        cur.execute(INSERT, values)
+    except errors.UniqueViolation as exc:
+        if exc.diag.constraint_name == CONSTRAINT:
+            raise KeyTaken(str(exc)) from exc
+        raise
 
 
 def find(conn: psycopg.Connection[Any], scope: str, key_hash: str) -> StoredAnswer | None:

@@ -110,8 +110,6 @@ def create_account() -> Response:
     body = NEW_ACCOUNT.load(json_body())
     name = names.normalise(body["name"], NAME_RULE)  # DomainError: 422 invalid_name
     keyed = idempotency.begin(answers=True)
-    if keyed is not None and keyed.answer is not None:
-        return idempotency.replayed_answer(keyed)
     token = auth.new_account_token()
     token_id = uuid4()
     account_id = str(uuid4())
@@ -128,21 +126,24 @@ def create_account() -> Response:
             }
         )
 
-    try:
-        games().accounts.create(
-            account_id,
-            name,
-            names.looks(name, NAME_RULE),
-            (token_id, auth.token_hash(token), SCOPES, FIRST_LABEL),
-            along=lambda cur, account: answer.keep(cur, created(account)),
-        )
-    except NameTaken:
-        raise Problem(
-            409,
-            "name_taken",
-            f"an account already has a name that looks the same as {name!r}; choose another",
-        ) from None
-    return answer.response()
+    def run() -> Response:
+        try:
+            games().accounts.create(
+                account_id,
+                name,
+                names.looks(name, NAME_RULE),
+                (token_id, auth.token_hash(token), SCOPES, FIRST_LABEL),
+                along=lambda cur, account: answer.keep(cur, created(account)),
+            )
+        except NameTaken:
+            raise Problem(
+                409,
+                "name_taken",
+                f"an account already has a name that looks the same as {name!r}; choose another",
+            ) from None
+        return answer.response()
+
+    return idempotency.once(keyed, run)
 
 
 @api.get("/accounts/me")
@@ -246,18 +247,20 @@ def mint_token() -> Response:
     for scope in scopes:
         auth.require_scope(bearer, scope)  # no token grants more than the one asking has
     keyed = idempotency.begin(answers=True)
-    if keyed is not None and keyed.answer is not None:
-        return idempotency.replayed_answer(keyed)
     secret = auth.new_account_token()
     answer = KeptAnswer(keyed, 201)
-    games().accounts.add_token(
-        bearer.account.id,
-        (uuid4(), auth.token_hash(secret), scopes, body["label"]),
-        along=lambda cur, token: answer.keep(
-            cur, TOKEN_GRANTED.dump({**_token(token), "token": secret, "token_type": "Bearer"})
-        ),
-    )
-    return answer.response()
+
+    def run() -> Response:
+        games().accounts.add_token(
+            bearer.account.id,
+            (uuid4(), auth.token_hash(secret), scopes, body["label"]),
+            along=lambda cur, token: answer.keep(
+                cur, TOKEN_GRANTED.dump({**_token(token), "token": secret, "token_type": "Bearer"})
+            ),
+        )
+        return answer.response()
+
+    return idempotency.once(keyed, run)
 
 
 @api.get("/accounts/me/tokens")

@@ -161,16 +161,17 @@ def create_challenge(account_id: str) -> Response:
     if body["rated"]:  # an unrated challenge stores (and shows) what it always did
         request["rated"] = True
     keyed = idempotency.begin(answers=True)
-    if keyed is not None and keyed.answer is not None:
-        return idempotency.replayed_answer(keyed)
     answer = KeptAnswer(keyed, 201)
 
     def kept(cur: Any, challenge: Challenge) -> None:
         answer.location = url_for("api.get_challenge", challenge_id=str(challenge.id))
         answer.keep(cur, CHALLENGE.dump(challenge_body(challenge)))
 
-    challenger().offer(bearer.account, to, request, along=kept)
-    return answer.response()
+    def run() -> Response:
+        challenger().offer(bearer.account, to, request, along=kept)
+        return answer.response()
+
+    return idempotency.once(keyed, run)
 
 
 @api.get("/accounts/me/challenges")
@@ -296,12 +297,14 @@ def accept_challenge(challenge_id: str) -> Response:
     bearer = auth.require_account(games(), "play")
     challenge = _party(bearer, challenge_id, role="to", verb="accept")
     keyed = idempotency.begin()
-    if keyed is not None and keyed.stored is not None:
-        return idempotency.replayed(_accepted_again(keyed, challenge, bearer))
-    token = auth.new_token()
-    record = None if keyed is None else keyed.record(secret=token)
-    accepted, seat, loaded = challenger().accept(challenge, auth.token_hash(token), record)
-    return _accepted(accepted, seat, loaded, token, bearer)
+
+    def run() -> Response:
+        token = auth.new_token()
+        record = None if keyed is None else keyed.record(secret=token)
+        accepted, seat, loaded = challenger().accept(challenge, auth.token_hash(token), record)
+        return _accepted(accepted, seat, loaded, token, bearer)
+
+    return idempotency.once(keyed, run, lambda keyed: _accepted_again(keyed, challenge, bearer))
 
 
 def _accepted_again(keyed: idempotency.Keyed, challenge: Challenge, bearer: Bearer) -> Response:
@@ -412,15 +415,17 @@ def _answer(challenge_id: str, role: str, status: str) -> Response:
     verb = "decline" if status == DECLINED else "cancel"
     challenge = _party(bearer, challenge_id, role=role, verb=verb)
     keyed = idempotency.begin(answers=True)
-    if keyed is not None and keyed.answer is not None:
-        return idempotency.replayed_answer(keyed)
     answer = KeptAnswer(keyed, 200)
-    challenger().answer(
-        challenge,
-        status,
-        along=lambda cur, answered: answer.keep(cur, CHALLENGE.dump(challenge_body(answered))),
-    )
-    return answer.response()
+
+    def run() -> Response:
+        challenger().answer(
+            challenge,
+            status,
+            along=lambda cur, answered: answer.keep(cur, CHALLENGE.dump(challenge_body(answered))),
+        )
+        return answer.response()
+
+    return idempotency.once(keyed, run)
 
 
 def _party(bearer: Bearer, challenge_id: str, role: str = "", verb: str = "") -> Challenge:

@@ -174,29 +174,38 @@ def create_game() -> Response:
         '503': DatabaseUnavailable
     """
     keyed = idempotency.begin()
-    if keyed is not None and keyed.stored is not None:
-        past = as_it_was(keyed)
-        return idempotency.replayed(created(past, past=True, tokens=kept_tokens(keyed)))
-    body = CREATE_GAME_REQUEST.load(json_body())
-    check_rated(body)
-    adapter = adapter_for(body["game"])
-    options = {**adapter.rules.load(body["rules"]), "players": body["players"]}
-    # A private game's invitation and creator token: kept (sealed) with a keyed request.
-    tokens = (auth.new_token(), auth.new_token()) if body["visibility"] == "private" else None
-    kept = None if tokens is None else " ".join(tokens)
-    record = None if keyed is None else keyed.record(secret=kept)
-    hashes = None if tokens is None else (auth.token_hash(tokens[1]), auth.token_hash(tokens[0]))
-    turn_seconds = body.get("turn_seconds")
-    loaded = games().create(
-        body["game"],
-        options,
-        body["bots"],
-        turn_seconds,
-        record=record,
-        private=hashes,
-        rated=body["rated"],
-    )
-    return created(loaded, tokens=tokens)
+
+    def run() -> Response:
+        body = CREATE_GAME_REQUEST.load(json_body())
+        check_rated(body)
+        adapter = adapter_for(body["game"])
+        options = {**adapter.rules.load(body["rules"]), "players": body["players"]}
+        # A private game's invitation and creator token: kept (sealed) with a keyed request.
+        tokens = (auth.new_token(), auth.new_token()) if body["visibility"] == "private" else None
+        kept = None if tokens is None else " ".join(tokens)
+        record = None if keyed is None else keyed.record(secret=kept)
+        hashes = (
+            None if tokens is None else (auth.token_hash(tokens[1]), auth.token_hash(tokens[0]))
+        )
+        turn_seconds = body.get("turn_seconds")
+        loaded = games().create(
+            body["game"],
+            options,
+            body["bots"],
+            turn_seconds,
+            record=record,
+            private=hashes,
+            rated=body["rated"],
+        )
+        return created(loaded, tokens=tokens)
+
+    return idempotency.once(keyed, run, recreated)
+
+
+def recreated(keyed: idempotency.Keyed) -> Response:
+    """The first answer again: the game as its creation left it."""
+    past = as_it_was(keyed)
+    return created(past, past=True, tokens=kept_tokens(keyed))
 
 
 def created(loaded: Loaded, past: bool = False, tokens: tuple[str, str] | None = None) -> Response:

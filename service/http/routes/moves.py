@@ -227,19 +227,24 @@ def make_move(game_id: str) -> Response:
     token = auth.require_token(games(), gid)  # judged again on the state the move is decided on
     seat = token.seat
     keyed = idempotency.begin()  # after authentication: a key is looked up for its client only
-    if keyed is not None and keyed.stored is not None:
+
+    def run() -> Response:
+        body = move_body(loaded)
+        if body["seat"] is not None and body["seat"] != seat:
+            raise Problem(
+                403,
+                "not_your_seat",
+                f"your token acts for seat {seat}, not seat {body['seat']}",
+            )
+        record = None if keyed is None else keyed.record()
+        moved = games().move(gid, seat, body["move"], body.get("turn"), loaded, record, token)
+        return with_receipt(view_body(moved, seat), moved, 200)
+
+    def replay(keyed: idempotency.Keyed) -> Response:
         past = as_it_was(keyed)
-        return idempotency.replayed(with_receipt(view_body(past, seat, past=True), past, 200))
-    body = move_body(loaded)
-    if body["seat"] is not None and body["seat"] != seat:
-        raise Problem(
-            403,
-            "not_your_seat",
-            f"your token acts for seat {seat}, not seat {body['seat']}",
-        )
-    record = None if keyed is None else keyed.record()
-    moved = games().move(gid, seat, body["move"], body.get("turn"), loaded, record, token)
-    return with_receipt(view_body(moved, seat), moved, 200)
+        return with_receipt(view_body(past, seat, past=True), past, 200)
+
+    return idempotency.once(keyed, run, replay)
 
 
 def move_body(loaded: Loaded) -> dict[str, Any]:

@@ -169,24 +169,26 @@ def quick_match() -> Response:
         body["game"], options, tuple(body["bots"]), body.get("turn_seconds"), rated=body["rated"]
     )
     keyed = idempotency.begin()
-    if keyed is not None and keyed.stored is not None:
-        return idempotency.replayed(_seated_again(keyed))
-    token = auth.new_token()
-    person = Seating(
-        name,
-        None if account is None else account.account.id,
-        auth.token_hash(token),
-        games().keys.client_hash(request.remote_addr or ""),
-    )
 
-    def record(created: bool) -> IdempotencyRecord:
-        assert keyed is not None  # the token, and whether the game was made with it
-        return keyed.record(secret=json.dumps({"token": token, "created": created}))
+    def run() -> Response:
+        token = auth.new_token()
+        person = Seating(
+            name,
+            None if account is None else account.account.id,
+            auth.token_hash(token),
+            games().keys.client_hash(request.remote_addr or ""),
+        )
 
-    seat, loaded, created = matcher().seat(
-        creation, person, abuse.waiting_games_limit(), None if keyed is None else record
-    )
-    return _seated(seat, loaded, token, created)
+        def record(created: bool) -> IdempotencyRecord:
+            assert keyed is not None  # the token, and whether the game was made with it
+            return keyed.record(secret=json.dumps({"token": token, "created": created}))
+
+        seat, loaded, created = matcher().seat(
+            creation, person, abuse.waiting_games_limit(), None if keyed is None else record
+        )
+        return _seated(seat, loaded, token, created)
+
+    return idempotency.once(keyed, run, _seated_again)
 
 
 def _seated_again(keyed: idempotency.Keyed) -> Response:

@@ -130,15 +130,17 @@ def rematch(game_id: str) -> Response:
     load(gid)
     seat = auth.require_seat(games(), gid)
     keyed = idempotency.begin()
-    if keyed is not None and keyed.stored is not None:
-        return idempotency.replayed(_granted_again(gid, keyed))
-    token = auth.new_token()
-    record = None if keyed is None else keyed.record(secret=token)
-    client = games().keys.client_hash(request.remote_addr or "")
-    _, new_seat, loaded = rematches().ask(
-        gid, seat, auth.token_hash(token), record, client, abuse.waiting_games_limit()
-    )
-    return _granted(gid, new_seat, token, loaded)
+
+    def run() -> Response:
+        token = auth.new_token()
+        record = None if keyed is None else keyed.record(secret=token)
+        client = games().keys.client_hash(request.remote_addr or "")
+        _, new_seat, loaded = rematches().ask(
+            gid, seat, auth.token_hash(token), record, client, abuse.waiting_games_limit()
+        )
+        return _granted(gid, new_seat, token, loaded)
+
+    return idempotency.once(keyed, run, lambda keyed: _granted_again(gid, keyed))
 
 
 def _granted_again(gid: UUID, keyed: idempotency.Keyed) -> Response:

@@ -168,23 +168,25 @@ def join_game(game_id: str) -> Response:
     body = (ANONYMOUS_JOIN_REQUEST if account is None else JOIN_REQUEST).load(json_body())
     load(gid)
     keyed = idempotency.begin()
-    if keyed is not None and keyed.stored is not None:
-        return idempotency.replayed(rejoined(gid, keyed))
-    invitation = auth.check_invitation(games(), gid, body.get("invitation"))
-    token = auth.new_token()
-    record = None if keyed is None else keyed.record(secret=token)
-    client = games().keys.client_hash(request.remote_addr or "")
-    seat, loaded = games().join(
-        gid,
-        body["name"] if account is None else account_name(account, body.get("name")),
-        auth.token_hash(token),
-        record,
-        client,
-        abuse.waiting_games_limit(),
-        invitation=invitation,
-        account=None if account is None else account.account.id,
-    )
-    return seat_granted(gid, seat, token, loaded)
+
+    def run() -> Response:
+        invitation = auth.check_invitation(games(), gid, body.get("invitation"))
+        token = auth.new_token()
+        record = None if keyed is None else keyed.record(secret=token)
+        client = games().keys.client_hash(request.remote_addr or "")
+        seat, loaded = games().join(
+            gid,
+            body["name"] if account is None else account_name(account, body.get("name")),
+            auth.token_hash(token),
+            record,
+            client,
+            abuse.waiting_games_limit(),
+            invitation=invitation,
+            account=None if account is None else account.account.id,
+        )
+        return seat_granted(gid, seat, token, loaded)
+
+    return idempotency.once(keyed, run, lambda keyed: rejoined(gid, keyed))
 
 
 def account_name(account: Bearer, name: str | None) -> str:
@@ -302,14 +304,21 @@ def new_invitation(game_id: str) -> Response:
     loaded = load(gid)
     auth.require_creator(games(), gid)
     keyed = idempotency.begin()  # after authentication: a key is looked up for its client only
-    if keyed is not None and keyed.stored is not None:
-        token = keyed.stored_secret()
-        assert token is not None
-        return idempotency.replayed(invitation_issued(gid, token))
-    token = auth.new_token()
-    record = None if keyed is None else (keyed.record(secret=token), loaded.version)
-    games().invitations.change(gid, auth.token_hash(token), record)
-    return invitation_issued(gid, token)
+
+    def run() -> Response:
+        token = auth.new_token()
+        record = None if keyed is None else (keyed.record(secret=token), loaded.version)
+        games().invitations.change(gid, auth.token_hash(token), record)
+        return invitation_issued(gid, token)
+
+    return idempotency.once(keyed, run, reissued)
+
+
+def reissued(keyed: idempotency.Keyed) -> Response:
+    """The first answer again: the invitation was kept, sealed under the key."""
+    token, stored = keyed.stored_secret(), keyed.stored
+    assert token is not None and stored is not None
+    return invitation_issued(stored.game_id, token)
 
 
 def invitation_issued(gid: UUID, token: str) -> Response:

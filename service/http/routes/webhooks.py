@@ -132,26 +132,28 @@ def _checked(url: str, secret: str) -> None:
 def _create(owner: Owner, base: str, schema: Schema) -> Response:
     body = schema.load(json_body())
     keyed = idempotency.begin(answers=True)
-    if keyed is not None and keyed.answer is not None:
-        return idempotency.replayed_answer(keyed)
-    with games().store.connection() as conn:
-        if store.full(conn, owner):  # before a verification's wait (counted again on writing)
-            _too_many(owner)
-    secret = sign.new_secret()
-    _checked(body["url"], secret)
-    endpoint_id = uuid4()
-    answer = KeptAnswer(keyed, 201, f"{base}/{endpoint_id}")
-    events = list(dict.fromkeys(body["events"]))
 
-    def kept(cur: Any, endpoint: Endpoint) -> None:
-        answer.keep(cur, CREATED.dump({**_view(endpoint, base), "secret": secret}))
-
-    try:
+    def run() -> Response:  # a copy sent meanwhile meets it on the answer's key (KeyTaken)
         with games().store.connection() as conn:
-            store.create(conn, endpoint_id, owner, body["url"], events, secret, along=kept)
-    except TooMany:
-        _too_many(owner)
-    return answer.response()
+            if store.full(conn, owner):  # before a verification's wait (counted on writing)
+                _too_many(owner)
+        secret = sign.new_secret()
+        _checked(body["url"], secret)
+        endpoint_id = uuid4()
+        answer = KeptAnswer(keyed, 201, f"{base}/{endpoint_id}")
+        events = list(dict.fromkeys(body["events"]))
+
+        def kept(cur: Any, endpoint: Endpoint) -> None:
+            answer.keep(cur, CREATED.dump({**_view(endpoint, base), "secret": secret}))
+
+        try:
+            with games().store.connection() as conn:
+                store.create(conn, endpoint_id, owner, body["url"], events, secret, along=kept)
+        except TooMany:
+            _too_many(owner)
+        return answer.response()
+
+    return idempotency.once(keyed, run)
 
 
 def _too_many(owner: Owner) -> None:
@@ -270,22 +272,24 @@ def _redeliver(owner: Owner, base: str, webhook_id: str, delivery_id: str) -> Re
             f" at {base}/{endpoint.id}/deliveries",
         )
     keyed = idempotency.begin(answers=True)
-    if keyed is not None and keyed.answer is not None:
-        return idempotency.replayed_answer(keyed)
-    message = Message(found.msg_id, found.type, found.game_id, found.version, found.payload)
-    sender = deliver.Deliverer(games().store.pool, lambda: games().keys)
-    sent = sender.post(endpoint, message)
-    budget.start()  # the attempt's wait is over
-    attempted = store.Attempted(
-        found.msg_id, found.type, found.game_id, found.version, found.payload, found.attempt,
-        "redelivered", sent.status, sent.duration_ms, sent.body_head, sent.error,
-    )  # fmt: skip
-    answer = KeptAnswer(keyed, 200)
-    with games().store.connection() as conn, conn.transaction(), conn.cursor() as cur:
-        store.log_attempt(conn, endpoint.id, attempted)
-        latest = store.deliveries(conn, endpoint.id, 1)[0]
-        answer.keep(cur, DELIVERY.dump(_delivery_view(latest, base, endpoint.id)))
-    return answer.response()
+
+    def run() -> Response:
+        message = Message(found.msg_id, found.type, found.game_id, found.version, found.payload)
+        sender = deliver.Deliverer(games().store.pool, lambda: games().keys)
+        sent = sender.post(endpoint, message)
+        budget.start()  # the attempt's wait is over
+        attempted = store.Attempted(
+            found.msg_id, found.type, found.game_id, found.version, found.payload, found.attempt,
+            "redelivered", sent.status, sent.duration_ms, sent.body_head, sent.error,
+        )  # fmt: skip
+        answer = KeptAnswer(keyed, 200)
+        with games().store.connection() as conn, conn.transaction(), conn.cursor() as cur:
+            store.log_attempt(conn, endpoint.id, attempted)
+            latest = store.deliveries(conn, endpoint.id, 1)[0]
+            answer.keep(cur, DELIVERY.dump(_delivery_view(latest, base, endpoint.id)))
+        return answer.response()
+
+    return idempotency.once(keyed, run)
 
 
 # --- the views -------------------------------------------------------------------------------
