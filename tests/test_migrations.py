@@ -153,3 +153,12 @@ def test_colocation_by_game_goes_down_and_up_again(database_url: str) -> None:
                 raise AssertionError("a token taken twice in one game was accepted")
     finally:
         drop_database(database_url, name)
+
+
+def test_each_migration_names_itself_in_one_line() -> None:
+    """Alembic logs "Running upgrade a -> b, <doc>" with the docstring's first paragraph: a
+    paragraph of two lines broke every migrating command's output, the benches' too (issue 39,
+    item 13)."""
+    scripts = ScriptDirectory.from_config(alembic_config("postgresql://unused"))
+    for script in scripts.walk_revisions():
+        assert script.doc and "\n" not in script.doc, (script.revision, script.doc)

@@ -1,4 +1,6 @@
-"""Turn clock: when each timed turn must be over, kept in PostgreSQL (not in a process's memory)
+"""Turn clock: each timed turn's deadline, kept in PostgreSQL.
+
+Turn clock: when each timed turn must be over, kept in PostgreSQL (not in a process's memory)
 so that any server process, including one started after a crash, can enforce it.
 
 A row is written with the events that start a timed turn: ``version`` is the event that started

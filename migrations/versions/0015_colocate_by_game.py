@@ -1,4 +1,6 @@
-"""Every key of a game's rows includes the game's id, so a distributed PostgreSQL (Citus) can
+"""Every key of a game's rows includes the game's id (Citus-ready).
+
+Every key of a game's rows includes the game's id, so a distributed PostgreSQL (Citus) can
 place all of a game's rows on one shard (docs/scaling.md, "Past one primary").
 
 - ``idempotency_keys``: the primary key becomes (game_id, scope, key). A pick writes its record in

@@ -1,4 +1,6 @@
-"""Accounts (issue 35): one identity across games, with personal access tokens (Lichess's model:
+"""Accounts (issue 35) and their personal access tokens.
+
+Accounts (issue 35): one identity across games, with personal access tokens (Lichess's model:
 no passwords, no sessions).
 
 - ``accounts``: a person's or a program's identity. Its id is a UUID (text) for people, and

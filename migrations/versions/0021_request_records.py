@@ -1,4 +1,6 @@
-"""What a keyed request that changes no game answered (issue 35): ``POST /accounts``, a token
+"""Kept answers of keyed requests that change no game (issue 35).
+
+What a keyed request that changes no game answered (issue 35): ``POST /accounts``, a token
 minted, a challenge offered or answered, a quick match that created its game.
 
 The answer itself, sealed (AES-GCM under a key derived from the ``Idempotency-Key``, the client's

@@ -1,4 +1,6 @@
-"""Ratings (issue 37): per pool (``sushi-go-gamewright``, ``sushi-go-zoch``, ``sequence``), an
+"""Ratings per pool from rated games (issue 37).
+
+Ratings (issue 37): per pool (``sushi-go-gamewright``, ``sushi-go-zoch``, ``sequence``), an
 OpenSkill rating per account, folded over finished rated games in finish order.
 
 - ``rated_games``: one row per rated game, written in the transaction of its last event. Its

@@ -1,4 +1,6 @@
-"""Copies of a keyed request meet on their key: ``idempotency_keys (scope, key)`` becomes a
+"""Copies of a keyed request meet on their key's unique index.
+
+Copies of a keyed request meet on their key: ``idempotency_keys (scope, key)`` becomes a
 unique index (a plain one since migration 0015).
 
 Until now every keyed request took an advisory lock on (scope, key) on a connection of its own
