@@ -104,6 +104,12 @@ def test_a_sequence_game_against_a_bot_on_the_board(contexts: Any, live_server: 
             expect(cell).to_have_attribute("data-chip", "" if chip is None else str(chip))
     in_runs = {(r, c) for run in final["sequences"] for r, c in run["cells"]}
     expect(page.locator("#board button.sq-in-seq")).to_have_count(len(in_runs))
+    # ... marked plainly: striped and outlined 4 px in the team's colour (issue 39, item 11)
+    marked = page.locator("#board button.sq-in-seq:not(.sq-corner)").first
+    style = marked.evaluate(
+        "e => [getComputedStyle(e).backgroundImage, getComputedStyle(e).boxShadow]"
+    )
+    assert style[0].startswith("repeating-linear-gradient") and " 4px" in style[1], style
     expect(page.locator("#phase")).to_contain_text("Game over")
     screenshot(page, "sequence-3-over")
     page.click("#replay-link")
