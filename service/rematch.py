@@ -105,6 +105,7 @@ class Rematcher:
                 created.get("turn_seconds"),
                 private=private,
                 rematch_of=(loaded.id, seat),
+                rated=bool(created.get("rated", False)),  # its accounts sit again: rated too
             )
         rematch = self.of(loaded.id)
         assert rematch is not None  # written with the game that won the race

@@ -93,6 +93,10 @@ def test_a_rated_challenge_makes_a_rated_game_rated_when_it_ends(
             ).json()
         )
     assert game_id in {g["game_id"] for page in pages for g in page["games"]}
+    # Its rematch seats the same accounts, and is rated too.
+    rematch = api.clone(token=ada["token"]).post(f"/games/{game_id}/rematch")
+    expect_status(rematch, 201)
+    assert api.game(rematch.json()["game_id"])["rated"] is True
 
 
 def test_a_rated_challenge_with_bots_has_them_as_anchors(api: ApiClient) -> None:
