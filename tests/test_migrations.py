@@ -162,3 +162,33 @@ def test_each_migration_names_itself_in_one_line() -> None:
     scripts = ScriptDirectory.from_config(alembic_config("postgresql://unused"))
     for script in scripts.walk_revisions():
         assert script.doc and "\n" not in script.doc, (script.revision, script.doc)
+
+
+def test_keys_reused_after_expiry_do_not_stop_the_unique_index(database_url: str) -> None:
+    """Migration 0024 makes (scope, key) unique. A key reused after its record expired and
+    before the purge took that record had two rows under the advisory lock's rule: the expired
+    one goes, the live one stays, and the index is built."""
+    from alembic import command
+
+    name = f"cardroom_migrate_{uuid.uuid4().hex[:8]}"
+    url = ensure_database(database_url, name)
+    try:
+        config = alembic_config(url)
+        command.upgrade(config, "0023")
+        games = [uuid.uuid4(), uuid.uuid4()]
+        with psycopg.connect(url) as conn:
+            for game, expires in zip(
+                games, ("now() - interval '1 hour'", "now() + interval '1 day'"), strict=True
+            ):
+                conn.execute("INSERT INTO games (id, game) VALUES (%s, 'sushi-go')", (game,))
+                conn.execute(
+                    "INSERT INTO idempotency_keys (scope, key, request_hash, game_id, version,"
+                    f" expires_at) VALUES ('anonymous', %s, %s, %s, 1, {expires})",
+                    ("k" * 64, b"h" * 32, game),
+                )
+        command.upgrade(config, "head")
+        with psycopg.connect(url) as conn:
+            kept = conn.execute("SELECT game_id FROM idempotency_keys").fetchall()
+        assert kept == [(games[1],)]
+    finally:
+        drop_database(database_url, name)

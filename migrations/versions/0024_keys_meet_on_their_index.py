@@ -29,6 +29,12 @@ depends_on = None
 def upgrade() -> None:
     op.execute(
         """
+-- A key reused after its record expired, before the purge took that record, has two rows:
+-- keep the one that expires last (the others are expired cache entries, which the service
+-- deletes anyway), or the unique index cannot be built.
+DELETE FROM idempotency_keys a USING idempotency_keys b
+ WHERE a.scope = b.scope AND a.key = b.key
+   AND (a.expires_at, a.game_id) < (b.expires_at, b.game_id);
 DROP INDEX idempotency_keys_scope_key;
 CREATE UNIQUE INDEX idempotency_keys_scope_key ON idempotency_keys (scope, key);
 """
