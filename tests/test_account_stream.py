@@ -22,7 +22,7 @@ from api_client import ApiClient, expect_problem, expect_status
 from service.cli.main import main
 from service.http.hangup import Hangup
 from service.http.routes.account_stream import _Feed
-from service.http.stream import StreamSettings
+from service.http.routes.stream import StreamSettings
 from service.live.hub import Hub, account_key
 from service.play import GameService
 from service.store import account_feed

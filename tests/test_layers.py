@@ -143,3 +143,24 @@ def test_the_check_finds_an_upward_import() -> None:
     assert upward_imports("from ..http import schemas\n", "service.games.registry")
     assert upward_imports("from service import play\n", "service.store.events")
     assert not upward_imports("from service.store.events import EventStore\n", "service.play")
+
+
+def test_every_route_is_under_routes() -> None:
+    """Where a route lives is as obvious as where a resource is (issue 39, item 13): every URL
+    the app answers is a view of a module under service/http/routes/, and the rest of http/ is
+    what routes use: none of it imports a route module (app.py and contract.py assemble them)."""
+    from service.http.contract import routes_app
+
+    app = routes_app()
+    outside = {
+        f"{rule.rule} ({app.view_functions[rule.endpoint].__module__})"
+        for rule in app.url_map.iter_rules()
+        if rule.endpoint != "static"
+        and not app.view_functions[rule.endpoint].__module__.startswith("service.http.routes")
+    }
+    assert not outside, sorted(outside)
+    assemblers = {"service/http/app.py", "service/http/contract.py"}
+    for path in sorted((ROOT / "service" / "http").glob("*.py")):
+        name = str(path.relative_to(ROOT))
+        if name not in assemblers:
+            assert "service.http.routes" not in path.read_text(), name

@@ -296,7 +296,7 @@ def test_a_seats_stream_never_shows_another_seats_secrets(
 def test_a_stream_lives_a_bounded_time_with_heartbeats(
     pool: ConnectionPool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # A stream lives 80-100 % of STREAM_SECONDS (jittered, service/http/stream.py): pin the
+    # A stream lives 80-100 % of STREAM_SECONDS (jittered, service/http/routes/stream.py): pin the
     # jitter at its top so that the lifetime measured is the whole STREAM_SECONDS.
     monkeypatch.setattr(random, "uniform", lambda low, high: high)
     config = {"STREAM_SECONDS": 0.6, "STREAM_HEARTBEAT_SECONDS": 0.1, "STREAM_RETRY_MS": 250}

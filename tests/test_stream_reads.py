@@ -1,4 +1,4 @@
-"""What a watcher costs the store (service/live/hub.py, service/http/stream.py): the hub vouches
+"""What a watcher costs the store (service/live/hub.py, http/routes/stream.py): the hub vouches
 for a game's last version while it listens, so a stream that reconnects at that version reads
 nothing; a woken stream reads the new events once and moves this process's state on by them,
 rather than reading the state too. (A long poll still reads the store when it comes: see
@@ -25,7 +25,7 @@ from api_client import ApiClient, LiveServer, Table, expect_status
 from dbsupport import terminate_sessions
 from test_stream import WAIT, open_stream
 
-from service.http import stream
+from service.http.routes import stream
 from service.live.hub import Hub
 
 pytest_plugins = ["api_fixtures"]
@@ -89,7 +89,7 @@ STREAM_CODE = str(Path(stream.__file__))
 
 
 def _for_a_stream() -> bool:
-    """Whether the caller is service/http/stream.py (a stream opening or woken)."""
+    """Whether the caller is service/http/routes/stream.py (a stream opening or woken)."""
     frame = sys._getframe(2)
     while frame is not None:
         if frame.f_code.co_filename == STREAM_CODE:

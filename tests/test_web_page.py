@@ -18,7 +18,7 @@ from test_web_sushigo import create_game, version
 from web_support import screenshot, timeout_ms
 
 from service.http.app import create_app
-from service.http.web_page import ASSETS
+from service.http.routes.web_page import ASSETS
 
 pytest_plugins = ["api_fixtures", "web_fixtures"]
 

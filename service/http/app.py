@@ -13,11 +13,12 @@ from service.games.registry import load_games
 from service.http import abuse, idempotency, observe, problems, proxies, readiness
 from service.http.connections import ConnectionSettings, OpenStreams
 from service.http.json_provider import OrjsonProvider
-from service.http.leaving import leaving_api
 from service.http.routes import api
-from service.http.rulings import rulings_api
-from service.http.stream import stream_api
-from service.http.web_page import web
+from service.http.routes.leaving import leaving_api
+from service.http.routes.probes import probes
+from service.http.routes.rulings import rulings_api
+from service.http.routes.stream import stream_api
+from service.http.routes.web_page import web
 from service.live import clock
 from service.live import hub as live
 from service.play import GameService
@@ -62,7 +63,9 @@ def create_app(
     """The app, on ``pool`` if given, else on a new pool to ``database_url`` (default: the
     resolved database, see service.store.db). The schema must already be migrated. Reads may go
     to the hot standbys ``replica_urls`` (default: ``DATABASE_REPLICA_URL``)."""
-    app = CardroomFlask(__name__, static_folder=None)  # the page's files: service/http/web_page.py
+    app = CardroomFlask(
+        __name__, static_folder=None
+    )  # the page's files: service/http/routes/web_page.py
     app.json = OrjsonProvider(app)  # every answer's JSON, encoded by orjson
     app.config.update(
         MAX_CONTENT_LENGTH=MAX_BODY_BYTES,
@@ -104,7 +107,8 @@ def create_app(
     # Request ids, log context, metrics; /livez /readyz /metrics. First, so that it sees every
     # request, stored answers replayed included, and stamps each with its own request id.
     observe.register(app, games.store)
-    readiness.register(app, games.store)  # GET /readyz; others add their checks to it
+    readiness.register(app, games.store)  # GET /readyz's checks; others add theirs to it
+    app.register_blueprint(probes)  # /livez /metrics /readyz
     if settings().webhooks_insecure:  # named, never failing: a development setting left on
         readiness.add_check(app, "webhooks_insecure", _webhooks_insecure, required=False)
     # Next: its after_request runs before observe's (a fault point before the answer is sent).

@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 import orjson
+from flask import Response, json
 from flask.json.provider import DefaultJSONProvider
 
 from service.http import strict_json
@@ -37,3 +38,11 @@ class OrjsonProvider(DefaultJSONProvider):
         if kwargs:
             return super().loads(s, **kwargs)
         return strict_json.loads(s)
+
+
+def json_response(body: Any, status: int = 200, **headers: str) -> Response:
+    """``body`` as JSON (a ``str`` is sent as it is: JSON encoded already)."""
+    encoded = body if isinstance(body, str) else json.dumps(body)
+    response = Response(encoded, status, mimetype="application/json")
+    response.headers.update(headers)
+    return response

@@ -1,7 +1,5 @@
 """What an operator sees of each request: its request id, its log context, its metrics; and the
-probes: ``GET /livez`` (the process answers), ``GET /metrics`` (Prometheus); ``GET /readyz`` is
-service/http/readiness.py's. ``GET /healthz`` (service/http/routes/operations.py) stays as it
-was: the database answers a read.
+probes' routes are in service/http/routes/probes.py.
 
 Each request gets its deadline here, first (service/store/budget.py).
 
@@ -17,11 +15,9 @@ import time
 import uuid
 from typing import Any
 
-from flask import Blueprint, Flask, Request, Response, current_app, g, request
+from flask import Flask, Request, Response, g, request
 
 from service import logs, metrics
-from service.http.routes.common import json_response
-from service.http.schemas import Liveness
 from service.settings import settings
 from service.store import budget
 from service.store.events import EventStore
@@ -32,9 +28,6 @@ _USABLE_ID = re.compile(r"[A-Za-z0-9._:/+=-]{1,128}")
 # One line per request, as gunicorn's access log would write it (method, path without the query,
 # protocol, status), with the time taken and the request's context. Never a header: no token.
 access_log = logging.getLogger("cardroom.access")
-probes = Blueprint("probes", __name__)
-LIVENESS = Liveness()
-ALIVE = LIVENESS.dump({"status": "ok"})  # the same answer every time
 
 
 def request_id() -> str:
@@ -83,61 +76,6 @@ def register(app: Flask, store: EventStore) -> None:
     def _end(_: BaseException | None) -> None:
         budget.end()
         logs.end()
-
-    app.register_blueprint(probes)
-
-
-@probes.get("/livez")
-def livez() -> Response:
-    """The process answers: nothing else is checked (a restart would not help a database).
-    ---
-    get:
-      tags:
-      - operations
-      operationId: liveness
-      summary: Liveness probe
-      description: >-
-        `200` as long as the process answers; the database is not asked (restarting the process
-        would not mend it). For a Kubernetes `livenessProbe`.
-      security: []
-      responses:
-        '200':
-          description: The process is alive.
-          content:
-            application/json:
-              schema: {$ref: '#/components/schemas/Liveness'}
-        '500': InternalError
-    """
-    return json_response(ALIVE)
-
-
-@probes.get("/metrics")
-def prometheus() -> Response:
-    """The metrics, summed over every worker process.
-    ---
-    get:
-      tags:
-      - operations
-      operationId: metrics
-      summary: Prometheus metrics
-      description: >-
-        The service's metrics in Prometheus' text format, summed over every worker process:
-        request latency per route and status (`cardroom_http_request_duration_seconds`), moves,
-        appends, append conflicts and retries, open streams and long polls, the connection pool,
-        idempotent replays, clock sweeps, 503s. The README lists them.
-      security: []
-      responses:
-        '200':
-          description: The metrics.
-          content:
-            text/plain:
-              schema:
-                type: string
-        '500': InternalError
-    """
-    metrics.sample_pool(current_app.extensions["cardroom_store"].pool, force=True)
-    body, content_type = metrics.exposition()
-    return Response(body, content_type=content_type)
 
 
 def _log_access(current: Request, status: int, seconds: float) -> None:

@@ -1,5 +1,6 @@
-"""``GET /readyz``: a list of named checks, each saying ``ok`` or why this process should get no
-traffic; 200 when every required check is ok, else 503 ``not_ready`` naming the failures.
+"""What ``GET /readyz`` (service/http/routes/probes.py) asks: a list of named checks, each saying
+``ok`` or why this process should get no traffic; 200 when every required check is ok, else 503
+``not_ready`` naming the failures.
 
 A check is a function that returns None (ok) or raises (its message is the reason); add one
 with :func:`add_check`. A check that is not ``required`` is reported but does not fail the
@@ -17,11 +18,10 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from flask import Blueprint, Flask, Response, current_app
+from flask import Flask
 
 from service import key_registry
-from service.http.problems import UNAVAILABLE, Problem, problem_response
-from service.http.routes.common import json_response
+from service.http.problems import UNAVAILABLE
 from service.settings import settings
 from service.store import budget
 from service.store.events import EventStore
@@ -30,7 +30,6 @@ from service.store.failures import StoreUnavailable
 log = logging.getLogger(__name__)
 
 EXTENSION = "cardroom_readiness"
-readiness = Blueprint("readiness", __name__)
 
 
 @dataclass(frozen=True)
@@ -51,7 +50,6 @@ def register(app: Flask, store: EventStore) -> None:
     add_check(app, "database_read_write", store.check_read_write)
     add_check(app, "database_commits", store.check_writable)
     add_check(app, "keys", lambda: _keys_match(store))
-    app.register_blueprint(readiness)
 
 
 def _keys_match(store: EventStore) -> None:
@@ -81,40 +79,3 @@ def _reason(error: Exception) -> str:
     if isinstance(error, StoreUnavailable):
         return f"{error.cause}: {UNAVAILABLE[error.cause]}"
     return str(error) or type(error).__name__
-
-
-@readiness.get("/readyz")
-def readyz() -> Response:
-    """Ready for traffic: every readiness check passes (503 problem+json naming the failures).
-    ---
-    get:
-      tags:
-      - operations
-      operationId: readiness
-      summary: Readiness probe
-      description: >-
-        `200` when every check passes, else `503` (`not_ready`) whose `checks` say each
-        check's result and whose `detail` names those that failed. The checks:
-        `database_read_write` (not a standby, not read-only), `database_commits` (a write
-        behind the locks every append takes, needing new disk space, commits within
-        `CARDROOM_READY_TIMEOUT`: a held lock, a full disk, a missing synchronous standby or a
-        lost privilege fail it), and those the service adds (the keys, the rate limits' store,
-        which is reported but never fails the probe). `/livez` stays `200` meanwhile. For a
-        Kubernetes `readinessProbe` or a load balancer's health check.
-      security: []
-      responses:
-        '200':
-          description: Ready for traffic.
-          content:
-            application/json:
-              schema: {$ref: '#/components/schemas/Readiness'}
-        '500': InternalError
-        '503': NotReady
-    """
-    checks, failed = results(current_app)
-    if failed:
-        log.warning("not ready: %s", "; ".join(f"{name}: {checks[name]}" for name in failed))
-        detail = "not ready: " + "; ".join(f"{name}: {checks[name]}" for name in failed)
-        problem = Problem(503, "not_ready", detail, headers={"Retry-After": "5"}, checks=checks)
-        return problem_response(problem)
-    return json_response({"status": "ok", "database": "ok", "checks": checks})

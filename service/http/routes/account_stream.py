@@ -27,7 +27,7 @@ from service import autoplay, metrics
 from service.http import auth
 from service.http.hangup import Hangup
 from service.http.routes.common import api, games, hub, open_streams
-from service.http.stream import StreamSettings, stream_socket
+from service.http.routes.stream import StreamSettings, stream_socket
 from service.live.hub import Hub, account_key
 from service.play import GameService
 from service.store import account_feed

@@ -17,6 +17,7 @@ from domain.ratings import pool_of, seat_players
 from service.http import idempotency
 from service.http.connections import ConnectionSettings, OpenStreams
 from service.http.dumping import planned
+from service.http.json_provider import json_response
 from service.http.problems import Problem
 from service.http.schemas import Health, Receipt
 from service.live import hub as live
@@ -72,14 +73,6 @@ def open_streams() -> OpenStreams:
 
 def connection_settings() -> ConnectionSettings:
     return current_app.extensions["cardroom_connections"]
-
-
-def json_response(body: Any, status: int = 200, **headers: str) -> Response:
-    """``body`` as JSON (a ``str`` is sent as it is: JSON encoded already)."""
-    encoded = body if isinstance(body, str) else json.dumps(body)
-    response = Response(encoded, status, mimetype="application/json")
-    response.headers.update(headers)
-    return response
 
 
 def json_body() -> Any:

@@ -1,5 +1,5 @@
 """Seats: join a game (``POST /games/{id}/players``) and a private game's invitation (revoke,
-issue a new one). Leaving and resigning are in service/http/leaving.py."""
+issue a new one). Leaving and resigning are in service/http/routes/leaving.py."""
 
 from __future__ import annotations
 

@@ -13,7 +13,7 @@ from flask import Blueprint, Response, json
 from service.http.problems import Problem
 from service.http.schemas import Rulings
 
-RULES = Path(__file__).resolve().parent.parent.parent / "docs" / "rules"
+RULES = Path(__file__).resolve().parents[3] / "docs" / "rules"
 # A ruling is a paragraph that starts with its code: "S8. A nigiri ...", up to a blank line.
 RULING = re.compile(r"^([A-Z]\d+)\. (.+?)(?=\n\s*\n|\n[A-Z]\d+\. |\n#|\Z)", re.M | re.S)
 

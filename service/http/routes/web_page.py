@@ -12,7 +12,7 @@ from pathlib import Path
 from flask import Blueprint, Response, request, send_from_directory
 from werkzeug.security import safe_join
 
-ASSETS = Path(__file__).resolve().parent.parent / "web"
+ASSETS = Path(__file__).resolve().parents[2] / "web"
 
 web = Blueprint("web", __name__)
 
