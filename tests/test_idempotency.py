@@ -236,7 +236,9 @@ def test_the_same_create_sent_at_once_creates_one_game(api: ApiClient) -> None:
             return client.post("/games", {"game": "sushi-go", "players": 2}, headers=key)
 
     # Each run would create a game with a new id: identical bodies mean one run.
-    all_the_same(at_once(send), 201)
+    answers = at_once(send)
+    all_the_same(answers, 201)
+    assert len({answer.json()["game_id"] for answer in answers}) == 1
 
 
 # --- keys: reuse, scope, format ------------------------------------------------------------------

@@ -255,9 +255,10 @@ def test_s6_s7_chopsticks_take_two_cards_in_order_and_go_back_into_the_hand() ->
 
 def test_s6_at_most_one_chopsticks_a_turn_and_a_new_one_is_not_usable_yet() -> None:
     state = chopsticks_ready()
-    rejects("wrong_number_of_cards", state, 0, "dumpling", "pudding", "wasabi")
+    three = rejects("wrong_number_of_cards", state, 0, "dumpling", "pudding", "wasabi")
     # seat 1 has no chopsticks on the table: two cards are refused
-    rejects("chopsticks_not_available", state, 1, "tempura", "sashimi")
+    two = rejects("chopsticks_not_available", state, 1, "tempura", "sashimi")
+    assert three.message and two.message  # each says what to do instead
 
 
 def test_s6_taking_a_chopsticks_card_as_one_of_the_two_is_allowed() -> None:
