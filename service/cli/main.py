@@ -95,7 +95,7 @@ def _parser() -> argparse.ArgumentParser:
         " id the database has used?",
     )
     keys.add_argument("action", nargs="?", default="show", choices=KEY_ACTIONS)
-    keys.add_argument("kid", nargs="?", help="retire: the key id")
+    keys.add_argument("kid", nargs="?", help="retire: the key id (after --: one may start with -)")
     keys.add_argument("--rotate", action="store_true", help=argparse.SUPPRESS)  # old spelling
     commands.add_parser(
         "sign-finished",
