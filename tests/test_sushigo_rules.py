@@ -283,7 +283,8 @@ def test_s6_taking_a_chopsticks_card_as_one_of_the_two_is_allowed() -> None:
 
 def test_s6_chopsticks_need_two_distinct_cards_in_hand() -> None:
     state = chopsticks_ready()
-    rejects("card_not_in_hand", state, 0, "dumpling", "dumpling")
+    refused = rejects("card_not_in_hand", state, 0, "dumpling", "dumpling")
+    assert refused.message  # says which card the hand lacks a second of
 
 
 # --- S8/S9: wasabi ------------------------------------------------------------------------------
