@@ -237,3 +237,29 @@ def test_a_retried_new_invitation_is_the_same_one(api: ApiClient) -> None:
     assert again.headers["Idempotent-Replayed"] == "true"
     assert again.json() == first.json()
     expect_status(_join(api, gid, "Ann", again.json()["invitation"]["token"]), 201)
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_a_page_can_tell_a_revoked_or_replaced_invitation(api: ApiClient, game: str) -> None:
+    """GET /games/{id}/invitation (issue 39, item 11): a page holding a link asks whether it
+    still works before it offers "Copy link"; the creator's token tells whether one is in force."""
+    created = _create(api, game, visibility="private")
+    gid, first = created["game_id"], created["invitation"]
+    path, creator = f"/games/{gid}/invitation", first["creator_token"]
+    assert api.get(path, token=first["token"]).json() == {"game_id": gid, "active": True}
+    assert api.get(path, token=creator).json()["active"] is True
+    expect_status(api.request("DELETE", path, token=creator), 204)
+    expect_problem(api.get(path, token=first["token"]), 403, "invalid_invitation")
+    assert api.get(path, token=creator).json() == {"game_id": gid, "active": False}
+    second = api.post(path, None, token=creator).json()["invitation"]
+    expect_problem(api.get(path, token=first["token"]), 403, "invalid_invitation")
+    assert api.get(path, token=second["token"]).json()["active"] is True
+    assert api.get(path, token=creator).json()["active"] is True
+    expect_problem(api.get(path, token="x" * 43), 403, "invalid_invitation")
+    missing = api.get(path, token=None, request_valid=False)
+    expect_problem(missing, 401, "missing_token")
+    assert missing.headers["WWW-Authenticate"] == "Bearer"
+    public = _create(api, game)["game_id"]
+    expect_problem(api.get(f"/games/{public}/invitation", token="x" * 43), 409, "game_not_private")
+    unknown = api.get(f"/games/{uuid.uuid4()}/invitation", token="x" * 43)
+    expect_problem(unknown, 404, "game_not_found")

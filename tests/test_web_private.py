@@ -47,13 +47,18 @@ def test_a_private_game_is_joined_through_its_link_until_revoked(
     seats = requests.get(f"{live_server.url}/games/{game_id}", timeout=10).json()["seats"]
     assert [s["name"] for s in seats] == ["Ada", "Bo", None]
 
+    expect(friend.locator("#copy-invite")).to_be_visible()  # a player may pass the link on
     creator.click("#revoke-invite")
     expect(creator.locator("#notice")).to_contain_text("revoked")
-    late = contexts().new_page()  # the old link, after the revocation
+    # Revoked from another browser (issue 39, item 11): the friend's page offers it no more.
+    friend.reload()
+    expect(friend.locator("#game")).to_contain_text("Bo")
+    expect(friend.locator("#copy-invite")).to_have_count(0)
+    expect(friend.locator("#invite-link")).to_have_count(0)
+    late = contexts().new_page()  # the old link, after the revocation: refused before a try
     late.goto(invitation)
-    late.fill("#join-name", "Cy")
-    late.locator("#join button[type=submit]").click()
-    expect(late.locator("#notice")).to_contain_text("revoked")
+    expect(late.locator("#join")).to_contain_text("no longer valid")
+    expect(late.locator("#join-name")).to_have_count(0)
     seats = requests.get(f"{live_server.url}/games/{game_id}", timeout=10).json()["seats"]
     assert seats[2]["name"] is None
     creator.click("#new-invite")  # a new link lets the last player in

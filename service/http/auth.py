@@ -137,6 +137,30 @@ def check_invitation(games: GameService, game_id: UUID, invitation: str | None) 
     return presented
 
 
+def invitation_in_force(games: GameService, game_id: UUID) -> bool:
+    """Whether the private game's invitation is in force, asked with the invitation itself
+    (true, or 403 ``invalid_invitation`` as a join would answer) or with the creator token."""
+    token = bearer_token()
+    if token is None:
+        raise Problem(
+            401,
+            "missing_token",
+            "checking an invitation needs 'Authorization: Bearer <invitation>' (the token of"
+            " the invitation link) or the game's creator token",
+            headers={"WWW-Authenticate": "Bearer"},
+        )
+    private = games.private_game(game_id)
+    if private is None:
+        raise Problem(409, "game_not_private", "this game is public: it has no invitation")
+    digest = token_hash(token)
+    if hmac.compare_digest(private.creator_hash, digest):
+        return private.invitation_hash is not None
+    current = private.invitation_hash
+    if current is None or not hmac.compare_digest(current, digest):
+        raise Problem(403, "invalid_invitation", errors.INVALID_INVITATION)
+    return True
+
+
 def require_creator(games: GameService, game_id: UUID) -> PrivateGame:
     """The private game ``game_id``, if the request's bearer token is its creator token."""
     token = bearer_token()

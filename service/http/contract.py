@@ -35,6 +35,7 @@ SHARED_BODIES = (
     schemas.SeatGranted,
     schemas.RematchGranted,
     schemas.NewInvitation,
+    schemas.InvitationStatus,
     schemas.GameList,
     schemas.EventPage,
     schemas.ExportLine,

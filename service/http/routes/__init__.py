@@ -9,7 +9,8 @@ contract's paths (service/http/contract.py walks the rules as registered).
 from service.http.routes.common import api
 
 # isort: off
-from service.http.routes import lobby, views, seats, rematch, moves, history, operations  # noqa: F401, E501
+from service.http.routes import lobby, views, seats, invitations  # noqa: F401
+from service.http.routes import rematch, moves, history, operations  # noqa: F401
 from service.http.routes import accounts, account_stream  # noqa: F401
 from service.http.routes import account_games  # noqa: F401
 from service.http.routes import challenges, quick  # noqa: F401

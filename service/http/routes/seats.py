@@ -1,5 +1,5 @@
-"""Seats: join a game (``POST /games/{id}/players``) and a private game's invitation (revoke,
-issue a new one). Leaving and resigning are in service/http/routes/leaving.py."""
+"""Seats: join a game (``POST /games/{id}/players``). A private game's invitation is in
+service/http/routes/invitations.py; leaving and resigning in service/http/routes/leaving.py."""
 
 from __future__ import annotations
 
@@ -15,19 +15,16 @@ from service.http.routes.common import (
     game_id_of,
     game_url,
     games,
-    invitation_body,
     json_body,
-    json_response,
     load,
     with_receipt,
 )
-from service.http.schemas import AnonymousJoinRequest, JoinRequest, NewInvitation, SeatGranted
+from service.http.schemas import AnonymousJoinRequest, JoinRequest, SeatGranted
 from service.play import Loaded
 from service.store.accounts import Bearer
 
 JOIN_REQUEST = JoinRequest()
 ANONYMOUS_JOIN_REQUEST = AnonymousJoinRequest()
-NEW_INVITATION = NewInvitation()
 SEAT_GRANTED = SeatGranted()
 
 
@@ -225,102 +222,3 @@ def seat_granted(gid: UUID, seat: int, token: str, loaded: Loaded) -> Response:
     if account is not None:  # an anonymous seat's answer is what it always was
         granted["account_id"] = account
     return with_receipt(SEAT_GRANTED.dump(granted), loaded, 201, Location=game_url(gid))
-
-
-@api.delete("/games/<game_id>/invitation")
-def revoke_invitation(game_id: str) -> Response:
-    """
-    ---
-    delete:
-      tags:
-      - games
-      operationId: revokeInvitation
-      parameters:
-      - GameId
-      summary: Revoke a private game's invitation
-      description: |
-        With the creator token (`Authorization: Bearer <creator_token>`, from the answer that
-        created the private game), the invitation stops working: joining with it is refused
-        with `403 invalid_invitation`. Seats already taken stay taken. Revoking a revoked
-        invitation changes nothing. `POST` issues a new one.
-      security:
-      - bearerAuth: []
-      responses:
-        '204':
-          description: The invitation no longer works.
-        '401': CreatorUnauthorized
-        '403': NotTheCreator
-        '404': GameNotFound
-        '409': GameNotPrivate
-        '500': InternalError
-        '503': DatabaseUnavailable
-    """
-    gid = game_id_of(game_id)
-    load(gid)
-    private = auth.require_creator(games(), gid)
-    if private.invitation_hash is not None:  # revoking a revoked invitation changes nothing
-        games().invitations.change(gid, None)
-    return Response(status=204)
-
-
-@api.post("/games/<game_id>/invitation")
-def new_invitation(game_id: str) -> Response:
-    """
-    ---
-    post:
-      tags:
-      - games
-      operationId: newInvitation
-      parameters:
-      - GameId
-      - IdempotencyKey
-      - IdempotencySecret
-      summary: Issue a new invitation to a private game
-      description: |
-        With the creator token (`Authorization: Bearer <creator_token>`), a new invitation
-        replaces the one in force (or a revoked one): the old one stops working. It is shown
-        only in this answer (and to a retry with the same `Idempotency-Key`); the service keeps
-        its hash.
-      security:
-      - bearerAuth: []
-      responses:
-        '201':
-          description: The new invitation.
-          headers:
-            Idempotent-Replayed:
-              $ref: '#/components/headers/IdempotentReplayed'
-          content:
-            application/json:
-              schema: {$ref: '#/components/schemas/NewInvitation'}
-        '400': InvalidIdempotencyKey
-        '401': CreatorUnauthorized
-        '403': NotTheCreator
-        '404': GameNotFound
-        '409': GameNotPrivate
-        '500': InternalError
-        '503': DatabaseUnavailable
-    """
-    gid = game_id_of(game_id)
-    loaded = load(gid)
-    auth.require_creator(games(), gid)
-    keyed = idempotency.begin()  # after authentication: a key is looked up for its client only
-
-    def run() -> Response:
-        token = auth.new_token()
-        record = None if keyed is None else (keyed.record(secret=token), loaded.version)
-        games().invitations.change(gid, auth.token_hash(token), record)
-        return invitation_issued(gid, token)
-
-    return idempotency.once(keyed, run, reissued)
-
-
-def reissued(keyed: idempotency.Keyed) -> Response:
-    """The first answer again: the invitation was kept, sealed under the key."""
-    token, stored = keyed.stored_secret(), keyed.stored
-    assert token is not None and stored is not None
-    return invitation_issued(stored.game_id, token)
-
-
-def invitation_issued(gid: UUID, token: str) -> Response:
-    body = {"game_id": gid, "invitation": invitation_body(gid, token)}
-    return json_response(NEW_INVITATION.dump(body), 201)

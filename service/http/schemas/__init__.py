@@ -28,6 +28,7 @@ from service.http.schemas.events import EventPage, EventRecord, ExportLine
 from service.http.schemas.games import (
     GameList,
     GameSummary,
+    InvitationStatus,
     NewInvitation,
     RematchGranted,
     Ruling,
@@ -92,6 +93,7 @@ __all__ = [
     "Health",
     "JoinRequest",
     "Jwk",
+    "InvitationStatus",
     "Jwks",
     "LONG_POLL_MAX_SECONDS",
     "ListGamesQuery",

@@ -86,6 +86,22 @@ class NewInvitation(Schema):
     invitation = fields.Nested(Invitation, required=True)
 
 
+class InvitationStatus(Schema):
+    """GET /games/{id}/invitation: whether the invitation a page holds still lets people join."""
+
+    game_id = fields.UUID(required=True)
+    active = fields.Boolean(
+        required=True,
+        metadata={
+            "description": (
+                "True while the invitation is in force. Asked with the invitation itself it is "
+                "always true (one no longer in force is `403 invalid_invitation`); asked with "
+                "the creator token, false once the creator revoked it and issued no new one."
+            )
+        },
+    )
+
+
 class SeatGranted(Schema):
     game_id = fields.UUID(required=True)
     seat = fields.Integer(required=True, metadata={"minimum": 0, "maximum": 11})

@@ -91,6 +91,7 @@ class GamePage {
     window.addEventListener("online", this.onLine);
     window.addEventListener("offline", this.offLine);
     document.addEventListener("visibilitychange", this.onVisible);
+    this.checkInvitation();
   }
 
   stop() {
@@ -103,7 +104,24 @@ class GamePage {
     document.title = "Cardroom";
   }
 
-  onVisible = () => this.showTitle();
+  onVisible = () => {
+    this.showTitle();
+    if (!document.hidden) this.checkInvitation();
+  };
+
+  /** A link revoked or replaced from another browser is not offered (issue 39): ask first. */
+  async checkInvitation() {
+    const token = invitationOf(this.id)?.token;
+    if (!token || this.view?.visibility !== "private" || this.view.status !== "waiting") return;
+    try {
+      await api("GET", `/games/${this.id}/invitation`, { token });
+    } catch (error) {
+      if (error.code !== "invalid_invitation") return; // unreachable now: ask again later
+      rememberInvitation(this.id, { token: null });
+      this.refusedInvitation = true;
+      this.render();
+    }
+  }
 
   /** Back online: follow the stream again at once (not after its back-off) and catch up. */
   async reconnect() {
@@ -616,6 +634,8 @@ class GamePage {
   }
 
   async copyInvitation(link) {
+    await this.checkInvitation();
+    if (!invitationOf(this.id)?.token) return notify("This link no longer works: its invitation was revoked or replaced.");
     try {
       await navigator.clipboard.writeText(link);
       notify("The invitation link is copied.", "info");
