@@ -40,7 +40,8 @@ WAIT = 60.0  # seconds: the most a refused stream may take to be counted by the 
 
 
 def block(name: str, text: str = GUIDE) -> str:
-    pattern = rf"<!-- {name}:start -->\s*```python\n(.*?)```\s*<!-- {name}:end -->"
+    # The fence's info string may say which test runs it (tests/doc_blocks.py).
+    pattern = rf"<!-- {name}:start -->\s*```python[^\n]*\n(.*?)```\s*<!-- {name}:end -->"
     match = re.search(pattern, text, re.S)
     assert match, f"no {name} block"
     return match.group(1)
