@@ -223,7 +223,8 @@ def test_the_guide_names_every_option_of_the_environments() -> None:
     from cardroom_client.env import aec, sequence, sushigo
 
     offline = section("### Offline: the same rules in a PettingZoo environment")
-    for function in (aec.sushi_go_env, aec.sequence_env, aec.CardroomEnv.reset):
+    making = (aec.sushi_go_env, aec.sequence_env, aec.CardroomEnv.__init__)
+    for function in (*making, aec.CardroomEnv.reset):
         assert documented(offline, parameters(function)) == [], function
     assert documented(offline, list(env.__all__)) == []
     helpers = ["deal_seed", "encode_pick", "encode_move", "decode", "to_move", "legal_actions"]
