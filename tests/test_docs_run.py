@@ -20,6 +20,7 @@ import os
 import re
 import subprocess
 import sys
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -147,7 +148,7 @@ def test_the_python_fragments_run_in_order(page: Path, served: Served, tmp_path:
 def shell_env(served: Served, hooks_server: HTTPServer) -> dict[str, str]:
     """What the shell blocks name: an account sitting in a game with the greedy bot."""
     with Client(served.url) as client:
-        account = client.create_account(f"Shell{os.getpid()}x{id(client) % 10000}")
+        account = client.create_account(f"Shell{uuid.uuid4().hex[:12]}")
         game = client.create_game("sushi-go", 2, bots=[BotSeat(1, "greedy")])
         account.join(game)
     hook = Receiver(hooks_server)
