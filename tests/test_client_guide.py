@@ -5,7 +5,8 @@ each other and one of each kind against the service's bot, and survives a stream
 end, the former through a refused stream too; the receipt check verifies real receipts and
 refuses a forged one; the chat bot's webhook receiver answers the endpoint check, says "your
 turn" once per delivery id and refuses a forged delivery. The README's "Clients" bot is the
-guide's."""
+guide's. Each block run here names its test in its fence (```python tested-by=TEST), which
+tests/test_docs_run.py holds; the guide's other blocks run there."""
 
 from __future__ import annotations
 
@@ -40,7 +41,8 @@ WAIT = 60.0  # seconds: the most a refused stream may take to be counted by the 
 
 
 def block(name: str, text: str = GUIDE) -> str:
-    pattern = rf"<!-- {name}:start -->\s*```python\n(.*?)```\s*<!-- {name}:end -->"
+    # The fence's info string may say which test runs it (tests/doc_blocks.py).
+    pattern = rf"<!-- {name}:start -->\s*```python[^\n]*\n(.*?)```\s*<!-- {name}:end -->"
     match = re.search(pattern, text, re.S)
     assert match, f"no {name} block"
     return match.group(1)
