@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterator
+from graphlib import CycleError, TopologicalSorter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -164,3 +165,52 @@ def test_every_route_is_under_routes() -> None:
         name = str(path.relative_to(ROOT))
         if name not in assemblers:
             assert "service.http.routes" not in path.read_text(), name
+
+
+# Packages whose modules must form no import cycle (issue 39, item 13), and where they live.
+ACYCLIC = {
+    "domain": "domain",
+    "service": "service",
+    "cardroom_client": "clients/python/cardroom_client",
+}
+
+
+def import_graph(packages: dict[str, str]) -> dict[str, set[str]]:
+    """Module -> the modules of ``packages`` it imports (inside functions and under
+    TYPE_CHECKING too): ``from p import m`` is an edge to ``p.m`` when that is a module, and
+    any other name an edge to the module that defines it."""
+    files = {}
+    for name, folder in packages.items():
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            parts = (name, *path.relative_to(ROOT / folder).with_suffix("").parts)
+            is_package = parts[-1] == "__init__"
+            files[".".join(parts[:-1] if is_package else parts)] = (path, is_package)
+    graph: dict[str, set[str]] = {}
+    for module, (path, is_package) in files.items():
+        graph[module] = set()
+        for name in imports(path.read_text(), module, is_package):
+            while name and name not in files:
+                name = name.rpartition(".")[0]
+            if name and name != module:
+                graph[module].add(name)
+    return graph
+
+
+def cycle_in(graph: dict[str, set[str]]) -> list[str] | None:
+    try:
+        tuple(TopologicalSorter(graph).static_order())
+    except CycleError as found:
+        return list(found.args[1])
+    return None
+
+
+def test_no_import_cycles() -> None:
+    graph = import_graph(ACYCLIC)
+    assert len(graph) > 150
+    assert cycle_in(graph) is None
+
+
+def test_the_check_finds_a_cycle() -> None:
+    cycle = cycle_in({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}})
+    assert cycle is not None and set(cycle) == {"a", "b", "c"}
+    assert cycle_in({"a": {"b"}, "b": set()}) is None

@@ -14,16 +14,14 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from uuid import UUID
 
 from psycopg import errors
 
 from domain.decider import GAME_CANCELLED, GAME_ENDED, SEAT_TAKEN, Event
+from service.store.connections import Connections
 from service.store.failures import StoreError
-
-if TYPE_CHECKING:
-    from service.store.events import EventStore
 
 # The CTE an append's statement carries for its seats' accounts (service/store/event_sql.py),
 # each row with its game's creation time: the key of the account's history (migration 0019).
@@ -128,7 +126,7 @@ def _account(row: Sequence[Any]) -> Account:
 class Accounts:
     """Reads and writes of accounts and tokens. Thread-safe."""
 
-    def __init__(self, store: EventStore) -> None:
+    def __init__(self, store: Connections) -> None:
         self.store = store
 
     def create(

@@ -20,17 +20,15 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from uuid import UUID
 
 from psycopg.types.json import Jsonb
 
 from service.store import account_feed
 from service.store.account_feed import Item
+from service.store.connections import Connections
 from service.store.failures import StoreError
-
-if TYPE_CHECKING:
-    from service.store.events import EventStore
 
 OFFERED = "offered"
 ACCEPTED = "accepted"
@@ -143,7 +141,7 @@ def _answered(cur: Any, challenge: Challenge) -> None:
 class Challenges:
     """Reads and writes of challenges. Thread-safe."""
 
-    def __init__(self, store: EventStore) -> None:
+    def __init__(self, store: Connections) -> None:
         self.store = store
 
     def offer(

@@ -7,14 +7,14 @@ a new hash replaces it. The row with the highest serial is the invitation in for
 
 from __future__ import annotations
 
-from contextlib import AbstractContextManager
-from typing import Any, NamedTuple, Protocol
+from typing import Any, NamedTuple
 from uuid import UUID
 
 import psycopg
 from psycopg import errors
 
 from service.store import idempotency_records
+from service.store.connections import Connections
 from service.store.failures import KeyTaken
 from service.store.idempotency_records import IdempotencyRecord
 
@@ -73,13 +73,6 @@ def in_force(cur: psycopg.Cursor[Any], game_id: UUID) -> bytes | None:
     """The hash of the game's invitation in force (None: revoked), read now."""
     row = cur.execute(_PRIVATE, (game_id,)).fetchone()
     return None if row is None or row[1] is None else bytes(row[1])
-
-
-class Connections(Protocol):
-    """What the invitations need of the event store (service/store/events.py, which imports this
-    module to write a private game's first row with its events): its connections."""
-
-    def connection(self) -> AbstractContextManager[psycopg.Connection[Any]]: ...
 
 
 class Invitations:

@@ -11,13 +11,11 @@ the winner's game. So a key names at most one waiting game at a time, on any num
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from uuid import UUID
 
+from service.store.connections import Connections
 from service.store.failures import StoreError
-
-if TYPE_CHECKING:
-    from service.store.events import EventStore
 
 CLAIM = (
     "INSERT INTO quick_games (key, game_id) VALUES (%s, %s)"
@@ -46,7 +44,7 @@ def claim(cur: Any, key: str, game_id: UUID, found: UUID | None) -> None:
 class QuickGames:
     """Reads of the open games, and their release once full. Thread-safe."""
 
-    def __init__(self, store: EventStore) -> None:
+    def __init__(self, store: Connections) -> None:
         self.store = store
 
     def open_game(self, key: str) -> UUID | None:

@@ -10,13 +10,12 @@ and one seat asking twice at once gets one seat.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple
 from uuid import UUID
 
 import psycopg
 
-if TYPE_CHECKING:
-    from service.store.events import EventStore
+from service.store.connections import Connections
 
 # The CTE an append's statement carries for a rematch seat (service/store/events.py).
 SEAT_ROW = (
@@ -61,7 +60,7 @@ def insert(cur: psycopg.Cursor[Any], game_id: UUID, rematch_id: UUID, proposed_b
 class Rematches:
     """Reads of rematches. Thread-safe."""
 
-    def __init__(self, store: EventStore) -> None:
+    def __init__(self, store: Connections) -> None:
         self.store = store
 
     def of(self, game_id: UUID) -> Rematch | None:

@@ -13,22 +13,19 @@ their rows are at that moment, by ``cardroom sign-finished`` (:func:`sign_unsign
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any, Protocol
+from typing import Any
 from uuid import UUID
 
 from psycopg.types.json import Jsonb
 
 from domain.decider import FINAL_EVENTS
+from service.store.connections import Connections
 
 INSERT = "INSERT INTO game_signatures (game_id, version, kid, receipt) VALUES (%s, %s, %s, %s)"
 ROW = f"final_signature AS ({INSERT})"  # a CTE of the append that finishes the game
 
 # Signs a game's event: (game id, version, hash, seed) -> a receipt (domain/receipts.py).
 Signer = Callable[[UUID, int, str, bytes], dict[str, Any]]
-
-
-class Connections(Protocol):
-    def connection(self) -> Any: ...
 
 
 def row(

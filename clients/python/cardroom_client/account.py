@@ -30,11 +30,12 @@ from .account_models import (
     TokenInfo,
 )
 from .account_stream import follow_account
-from .base import game_body
-from .client import Client, Game, Seat, game_id_of
+from .base import game_body, game_id_of
 from .errors import Unavailable
+from .game import Game, Seat
 from .models import BotSeat, GameKind, Status
 from .retry import decoded, describe, refused
+from .session import Session
 
 PAGE = 100  # the most games a history page holds
 
@@ -42,13 +43,13 @@ PAGE = 100  # the most games a history page holds
 class Account:
     """An account acting with ``token`` on ``client``'s service."""
 
-    def __init__(self, client: Client, token: str, info: AccountInfo | None = None) -> None:
+    def __init__(self, client: Session, token: str, info: AccountInfo | None = None) -> None:
         self.client = client
         self.token = token
         self.info = info
 
     @classmethod
-    def create(cls, client: Client, name: str) -> Account:
+    def create(cls, client: Session, name: str) -> Account:
         """``POST /accounts``: a new account; its first token (every scope) in ``.token``."""
         created = client.json("POST", "/accounts", json={"name": name})
         return cls(client, created["token"], AccountInfo.from_json(created))

@@ -29,7 +29,7 @@ from .retry import refused, retry_after
 from .stream import open_sse, sse_messages
 
 if TYPE_CHECKING:
-    from .client import Client
+    from .session import Session
 
 PATH = "/accounts/me/stream"
 REMEMBERED = 10_000  # item ids kept to skip repeats (a repeat comes soon after its first)
@@ -56,7 +56,7 @@ class Seen:
         return True
 
 
-def follow_account(client: Client, token: str, after: str | None = None) -> Iterator[Item]:
+def follow_account(client: Session, token: str, after: str | None = None) -> Iterator[Item]:
     """Every item of the account's stream, after the message id ``after`` (None: a new stream,
     starting with the turns waiting now), for as long as the caller reads."""
     last, seen = after, Seen()

@@ -30,7 +30,7 @@ from .models import Event
 from .retry import refused, retry_after
 
 if TYPE_CHECKING:
-    from .client import Client
+    from .session import Session
 
 STREAM_TIMEOUT = httpx.Timeout(10.0, read=45.0)  # the server sends a heartbeat every 15 s
 FINAL = ("game_ended", "game_cancelled")  # nothing follows them (but a rematch)
@@ -81,7 +81,7 @@ def sse_messages(lines: Iterator[str]) -> Iterator[tuple[str, str, str]]:
 
 
 def follow(
-    client: Client, path: str, token: str | None, after: int, follow_rematch: bool = False
+    client: Session, path: str, token: str | None, after: int, follow_rematch: bool = False
 ) -> Iterator[Event]:
     """Every event of the game at ``path`` after version ``after``, until its last (and its
     rematch's announcement). A service unreachable (or answering 503) for longer than the
@@ -162,14 +162,14 @@ def _rematch_of(view: dict[str, Any]) -> Event | None:
 
 
 def _open(
-    client: Client, path: str, token: str | None, last: int, follow_rematch: bool = False
+    client: Session, path: str, token: str | None, last: int, follow_rematch: bool = False
 ) -> httpx.Response:
     params = {"follow_rematch": "true"} if follow_rematch else None
     return open_sse(client, f"{path}/stream", token, str(last) if last else None, params)
 
 
 def open_sse(
-    client: Client,
+    client: Session,
     path: str,
     token: str | None,
     last_event_id: str | None,
@@ -188,7 +188,7 @@ def open_sse(
     return client.http.send(request, stream=True)
 
 
-def _poll(client: Client, path: str, token: str | None, last: int, wait: float) -> Iterator[Event]:
+def _poll(client: Session, path: str, token: str | None, last: int, wait: float) -> Iterator[Event]:
     """The events after ``last`` for the next ``wait`` seconds (the stream's Retry-After),
     followed by the long poll; when the long poll is refused too, the wait is slept out and
     the events and the view (a finished game's rematch) read once at its end."""
@@ -220,7 +220,7 @@ def _poll(client: Client, path: str, token: str | None, last: int, wait: float) 
             client.sleep(max(0.0, min(OVER_PAUSE, deadline - time.monotonic())))
 
 
-def _view_now(client: Client, path: str, headers: dict[str, str]) -> httpx.Response | None:
+def _view_now(client: Session, path: str, headers: dict[str, str]) -> httpx.Response | None:
     """The view as it is, without waiting (no place among the address's long polls needed)."""
     try:
         answer = client.http.get(path, headers=headers)
@@ -229,7 +229,7 @@ def _view_now(client: Client, path: str, headers: dict[str, str]) -> httpx.Respo
     return answer if answer.status_code == 200 else None
 
 
-def _page(client: Client, path: str, headers: dict[str, str], last: int) -> list[Event]:
+def _page(client: Session, path: str, headers: dict[str, str], last: int) -> list[Event]:
     try:
         page = client.http.get(f"{path}/events", params={"after": last}, headers=headers)
     except httpx.TransportError:
