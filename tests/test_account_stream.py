@@ -192,6 +192,28 @@ def test_a_row_committed_late_is_not_skipped(
     assert again == [1]  # the id sent with n=2 did not move past n=1's uncommitted row
 
 
+def test_a_new_stream_tells_a_waiting_turn_once_while_another_transaction_runs(
+    api: ApiClient, live_server: Any, database_url: str
+) -> None:
+    """A stream opened while some transaction runs starts below its rows (they may still commit
+    before it): the turn its opening tells must not come again as the row that opened it. A bot
+    would pick twice for it (the client test met this: a ``your_turn`` for a turn already
+    answered)."""
+    account = new_account(api)
+    token = account["token"]
+    with psycopg.connect(database_url) as running:
+        running.execute("SELECT pg_current_xact_id()")  # holds xmin below what follows
+        gid = game_with_a_bot(api, token)  # its start writes the your_turn row of turn 1
+        with account_stream(live_server.url, token) as stream:
+            items = iter(stream)
+            opened = next(items)
+            assert (opened.event, opened.data["id"], opened.data["turn"]) == ("your_turn", None, 1)
+            pick_first(api, gid, token, opened.data)
+            after = next(items)
+        running.rollback()
+    assert (after.event, after.data.get("round"), after.data.get("turn")) == ("your_turn", 1, 2)
+
+
 def test_games_without_accounts_write_no_feed(api: ApiClient, database_url: str) -> None:
     game = api.create_game(2)
     for name in ("ann", "bob"):

@@ -131,3 +131,20 @@ def head(conn: Any) -> Cursor:
     a new stream starts there (rows just committed above it may be sent: at least once)."""
     row = conn.execute(HEAD).fetchone()
     return Cursor(int(row[0]) - 1, NEWEST)
+
+
+OPENING = """
+SELECT x.xmin::text, array(
+    SELECT id FROM account_feed WHERE account_id = %s AND tx >= x.xmin::text::xid8
+)
+FROM (SELECT pg_snapshot_xmin(pg_current_snapshot()) AS xmin) x
+"""
+
+
+def opening(conn: Any, account_id: str) -> tuple[Cursor, set[int]]:
+    """Where a new stream of ``account_id`` starts (:func:`head`), and its rows already
+    committed past there: what the stream's opening (the turns waiting now, read after this)
+    already tells, so they are not sent again. A bot would take such a row for a turn still
+    to play and answer it twice."""
+    row = conn.execute(OPENING, (account_id,)).fetchone()
+    return Cursor(int(row[0]) - 1, NEWEST), set(row[1])

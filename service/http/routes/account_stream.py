@@ -121,12 +121,13 @@ def account_stream() -> Response:
     live = hub()
     live.start()  # before the first read: no row committed after it goes unnoticed
     ticket = live.ticket(account_key(account))
+    seen: set[int] = set()  # rows the opening below already tells
     with games().store.connection() as conn:
-        start = resume or account_feed.head(conn)
+        start, seen = (resume, seen) if resume else account_feed.opening(conn, account)
     waiting = [] if resume is not None else _opening(games(), account)
     release = open_streams().admit(request.remote_addr or "")
     try:
-        feed = _Feed(games(), live, account, start, ticket)
+        feed = _Feed(games(), live, account, start, ticket, seen)
         frames = feed.frames(
             waiting, StreamSettings.of(current_app.config), Hangup(stream_socket(request.environ))
         )
@@ -196,10 +197,12 @@ class _Feed:
         account: str,
         cursor: Cursor,
         ticket: tuple[int, int],
+        seen: set[int] | None = None,
     ) -> None:
         self.service, self.live, self.account = service, live, account
         self.cursor, self.ticket = cursor, ticket
-        self.sent: set[int] = set()  # rows sent past the cursor (not yet below xmin)
+        # Rows sent past the cursor (not yet below xmin), or told by the stream's opening.
+        self.sent: set[int] = set(seen or ())
 
     def frames(
         self, waiting: list[dict[str, Any]], s: StreamSettings, hangup: Hangup
