@@ -140,18 +140,11 @@ def check_invitation(games: GameService, game_id: UUID, invitation: str | None) 
 def invitation_in_force(games: GameService, game_id: UUID) -> bool:
     """Whether the private game's invitation is in force, asked with the invitation itself
     (true, or 403 ``invalid_invitation`` as a join would answer) or with the creator token."""
-    token = bearer_token()
-    if token is None:
-        raise Problem(
-            401,
-            "missing_token",
-            "checking an invitation needs 'Authorization: Bearer <invitation>' (the token of"
-            " the invitation link) or the game's creator token",
-            headers={"WWW-Authenticate": "Bearer"},
-        )
-    private = games.private_game(game_id)
-    if private is None:
-        raise Problem(409, "game_not_private", "this game is public: it has no invitation")
+    token = _invitation_bearer(
+        "checking an invitation needs 'Authorization: Bearer <invitation>' (the token of the"
+        " invitation link) or the game's creator token"
+    )
+    private = _private(games, game_id, "this game is public: it has no invitation")
     digest = token_hash(token)
     if hmac.compare_digest(private.creator_hash, digest):
         return private.invitation_hash is not None
@@ -163,20 +156,11 @@ def invitation_in_force(games: GameService, game_id: UUID) -> bool:
 
 def require_creator(games: GameService, game_id: UUID) -> PrivateGame:
     """The private game ``game_id``, if the request's bearer token is its creator token."""
-    token = bearer_token()
-    if token is None:
-        raise Problem(
-            401,
-            "missing_token",
-            "changing the invitation needs 'Authorization: Bearer <creator_token>', the"
-            " creator token from the answer that created the game",
-            headers={"WWW-Authenticate": "Bearer"},
-        )
-    private = games.private_game(game_id)
-    if private is None:
-        raise Problem(
-            409, "game_not_private", "this game is public: it has no invitation to change"
-        )
+    token = _invitation_bearer(
+        "changing the invitation needs 'Authorization: Bearer <creator_token>', the creator"
+        " token from the answer that created the game"
+    )
+    private = _private(games, game_id, "this game is public: it has no invitation to change")
     digest = token_hash(token)
     if hmac.compare_digest(private.creator_hash, digest):
         return private
@@ -193,6 +177,22 @@ def require_creator(games: GameService, game_id: UUID) -> PrivateGame:
         "not_the_creator",
         "only the game's creator token can change its invitation (a seat's token cannot)",
     )
+
+
+def _invitation_bearer(missing: str) -> str:
+    """The bearer token of a request about an invitation; 401 ``missing_token`` saying
+    ``missing`` without one."""
+    token = bearer_token()
+    if token is None:
+        raise Problem(401, "missing_token", missing, headers={"WWW-Authenticate": "Bearer"})
+    return token
+
+
+def _private(games: GameService, game_id: UUID, public: str) -> PrivateGame:
+    private = games.private_game(game_id)
+    if private is None:
+        raise Problem(409, "game_not_private", public)
+    return private
 
 
 def _known(games: GameService, private: PrivateGame, token: str, digest: bytes) -> bool:
