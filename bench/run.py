@@ -19,7 +19,10 @@ The database server is the one ``DATABASE_URL`` names, else the embedded Postgre
   workers), a single-row autocommit INSERT timed right before each pick: pick p50 / INSERT p50;
 - **goal 3, throughput**: picks/s with 32 clients, this code and the baseline tree (``--baseline
   REV``, default the code issue 32 started from) served one after the other on databases of
-  their own, in alternating pairs.
+  their own, in alternating pairs;
+- **issue 40's goal 4, a peer** (bench/peer.py): boardgame.io 0.50 with bgio-postgres on the same
+  PostgreSQL, a Sushi Go!-shaped game, 32 clients on each side in alternating runs: cardroom's
+  moves/s and move p50 over the peer's (skipped with a message without node and npm).
 
 Environment: BENCH_REQUESTS (GETs per endpoint for goal 1, default 2000), BENCH_CPU_GAMES (whole
 games of keyed picks for goal 1, default 4), BENCH_GAMES (games per client for goals 2 and 3,
@@ -45,7 +48,7 @@ from typing import Any
 
 import psycopg
 
-from bench import domain_bench, env_bench, growth, http_bench, request_cpu, store_bench
+from bench import domain_bench, env_bench, growth, http_bench, peer, request_cpu, store_bench
 from service.store import db
 
 BASELINE_REV = "e2a53c3"  # main when issue 32's work began: "today's code"
@@ -183,6 +186,7 @@ def main() -> None:
             else:
                 mine, theirs = [http_bench.run(url, 32, games)], []
                 print(mine[0])
+    versus_peer = peer.bench(admin, 32, games, int(env("BENCH_PAIRS", "2")))
     grown = None
     events = int(env("BENCH_GROWTH_EVENTS", "0"))
     if events > 0:
@@ -216,6 +220,7 @@ def main() -> None:
                 gain >= GOAL_THROUGHPUT_X,
             )
         )
+    goals += versus_peer
     if grown is not None:
         worst = max(grown.changes, key=abs)
         goals.append(
