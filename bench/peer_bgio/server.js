@@ -14,6 +14,10 @@
 // cardroom's POST /games/{id}/moves, with the acting seat's view as the socket would filter it.
 // The view route is the socket's sync without the log: the stored state, the seat's
 // credentials checked, filtered by the game's playerView.
+//
+// package.json pins koa-compose to 4.1.0 (an npm override): with 4.2.0, which copies the
+// middleware list when composing, the server answers 404 to every route, because koa-socket-2
+// composes the app's middleware when Server() attaches it, before run() adds the router.
 'use strict';
 
 const { Server, Origins } = require('boardgame.io/server');
