@@ -22,7 +22,10 @@ The database server is the one ``DATABASE_URL`` names, else the embedded Postgre
   their own, in alternating pairs;
 - **issue 40's goal 4, a peer** (bench/peer.py): boardgame.io 0.50 with bgio-postgres on the same
   PostgreSQL, a Sushi Go!-shaped game, 32 clients on each side in alternating runs: cardroom's
-  moves/s and move p50 over the peer's (skipped with a message without node and npm).
+  moves/s and move p50 over the peer's (skipped with a message without node and npm);
+- **issue 40's fan-out row** (bench/fanout.py): one pick in each of 1,000 games watched by
+  BENCH_WATCHERS connections (default 10,000; 0 skips it), paced: p99 until the last watcher
+  read it, from the append, with the log reader's interval.
 
 Environment: BENCH_REQUESTS (GETs per endpoint for goal 1, default 2000), BENCH_CPU_GAMES (whole
 games of keyed picks for goal 1, default 4), BENCH_GAMES (games per client for goals 2 and 3,
@@ -48,7 +51,16 @@ from typing import Any
 
 import psycopg
 
-from bench import domain_bench, env_bench, growth, http_bench, peer, request_cpu, store_bench
+from bench import (
+    domain_bench,
+    env_bench,
+    fanout,
+    growth,
+    http_bench,
+    peer,
+    request_cpu,
+    store_bench,
+)
 from service.store import db
 
 BASELINE_REV = "e2a53c3"  # main when issue 32's work began: "today's code"
@@ -187,6 +199,7 @@ def main() -> None:
                 mine, theirs = [http_bench.run(url, 32, games)], []
                 print(mine[0])
     versus_peer = peer.bench(admin, 32, games, int(env("BENCH_PAIRS", "2")))
+    watched = fanout.bench(admin, int(env("BENCH_WATCHERS", "10000")))
     grown = None
     events = int(env("BENCH_GROWTH_EVENTS", "0"))
     if events > 0:
@@ -220,7 +233,7 @@ def main() -> None:
                 gain >= GOAL_THROUGHPUT_X,
             )
         )
-    goals += versus_peer
+    goals += versus_peer + watched
     if grown is not None:
         worst = max(grown.changes, key=abs)
         goals.append(
