@@ -19,7 +19,13 @@ The database server is the one ``DATABASE_URL`` names, else the embedded Postgre
   workers), a single-row autocommit INSERT timed right before each pick: pick p50 / INSERT p50;
 - **goal 3, throughput**: picks/s with 32 clients, this code and the baseline tree (``--baseline
   REV``, default the code issue 32 started from) served one after the other on databases of
-  their own, in alternating pairs.
+  their own, in alternating pairs;
+- **issue 40's goal 4, a peer** (bench/peer.py): boardgame.io 0.50 with bgio-postgres on the same
+  PostgreSQL, a Sushi Go!-shaped game, 32 clients on each side in alternating runs: cardroom's
+  moves/s and move p50 over the peer's (skipped with a message without node and npm);
+- **issue 40's fan-out row** (bench/fanout.py): BENCH_WATCHERS connections (default 10,000; 0
+  skips it) watching a tenth as many games, one pick in each, paced: p99 until the last watcher
+  of its game read it, from the append, with the log reader's interval.
 
 Environment: BENCH_REQUESTS (GETs per endpoint for goal 1, default 2000), BENCH_CPU_GAMES (whole
 games of keyed picks for goal 1, default 4), BENCH_GAMES (games per client for goals 2 and 3,
@@ -45,7 +51,16 @@ from typing import Any
 
 import psycopg
 
-from bench import domain_bench, env_bench, growth, http_bench, request_cpu, store_bench
+from bench import (
+    domain_bench,
+    env_bench,
+    fanout,
+    growth,
+    http_bench,
+    peer,
+    request_cpu,
+    store_bench,
+)
 from service.store import db
 
 BASELINE_REV = "e2a53c3"  # main when issue 32's work began: "today's code"
@@ -183,6 +198,9 @@ def main() -> None:
             else:
                 mine, theirs = [http_bench.run(url, 32, games)], []
                 print(mine[0])
+    versus_peer = peer.bench(admin, 32, games, int(env("BENCH_PAIRS", "2")))
+    watchers = int(env("BENCH_WATCHERS", "10000"))
+    watched = fanout.bench(admin, watchers, max(1, watchers // 10))  # 10 per game
     grown = None
     events = int(env("BENCH_GROWTH_EVENTS", "0"))
     if events > 0:
@@ -216,6 +234,7 @@ def main() -> None:
                 gain >= GOAL_THROUGHPUT_X,
             )
         )
+    goals += versus_peer + watched
     if grown is not None:
         worst = max(grown.changes, key=abs)
         goals.append(
