@@ -104,6 +104,8 @@ def test_a_worker_holds_no_more_connections_than_the_budget_counts(database_url:
             done.set()
             counter.join(10)
         seen.append(sessions(database_url))
-    assert set(statuses) == {404}
+    # Not found; or, on a loaded machine, 503 for a request whose wait for a connection
+    # outlived its budget.
+    assert 404 in statuses and set(statuses) <= {404, 503}, statuses
     assert max(seen) > 2 + 1  # more than the primary's pool and the hub: the standby's filled
     assert max(seen) <= int(logged.group(1)), seen
