@@ -32,6 +32,8 @@ import contextlib
 import json
 import os
 import re
+import shutil
+import subprocess
 import sys
 import tempfile
 import threading
@@ -39,6 +41,7 @@ import time
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 from bench.ha_faults import (
     FaultFunction,
@@ -50,7 +53,7 @@ from bench.ha_faults import (
     sync_standby_dies,
 )
 from bench.ha_net import Switch
-from bench.load import PLAYERS, Options, Result, Server, run_load
+from bench.load import PLAYERS, ROOT, Options, Result, Server, run_load
 from bench.patroni import PatroniCluster
 
 FAULTS = ("kill", "partition", "sync_standby", "switchover", "rolling_restart")
@@ -156,6 +159,7 @@ class Drill:
     weight: dict[str, dict[str, float]] = field(default_factory=dict)
     made: list[str] = field(default_factory=list)
     build_seconds: float = 0.0  # namespaces, etcd, Patroni, PostgreSQL, the hosts' servers
+    deployment: dict[str, Any] = field(default_factory=dict)  # roles and authentication, as seen
 
     @property
     def ok(self) -> bool:
@@ -174,7 +178,7 @@ class Drill:
             " ok / 503+Retry-After / bad | slowest s | over budget | no answer |"
             " first pick after fault s | finished / audited |"
         )
-        lines = [head, "", columns, "|" + "---|" * 11]
+        lines = [head, f"deployment: {self.deployment}", "", columns, "|" + "---|" * 11]
         for r in self.rows:
             lines.append(
                 f"| {r.fault} | {r.picks} | {r.lost} | {r.doubled} | {r.unchosen} |"
@@ -192,20 +196,52 @@ class Drill:
 
 
 def servers_for(
-    cluster: PatroniCluster, switch: Switch, options: HaOptions, log: Path
+    cluster: PatroniCluster, switch: Switch, options: HaOptions, log: Path, folder: Path
 ) -> list[Server]:
-    url = cluster.service_url() + URL_OPTIONS
+    """Each host's ``cardroom serve`` as docs/scaling.md deploys it: the app role's URL (with its
+    password; the owner migrated), ``CARDROOM_HOSTS`` counting every host in the connection
+    budget, one keys file made by ``cardroom keys init`` and given to every host; each runs in
+    ``folder`` (its keys, temporary files, anything written to a relative path), never in the
+    checkout."""
+    url = cluster.app_url() + URL_OPTIONS
+    keys_file = folder / "keys" / "keys.json"
+    scratch = folder / "tmp"  # the metrics' files (TMPDIR), removed with the folder
+    scratch.mkdir(exist_ok=True)
     # connect_timeout 2 s (libpq's least): each connection attempt that tries the cut-off host
     # first loses that long before it tries the next.
     env = {
-        "CARDROOM_APP_ROLE": "",
+        "CARDROOM_HOSTS": str(len(switch.hosts)),
         "CARDROOM_REQUEST_BUDGET": str(options.budget),
         "CARDROOM_CONNECT_TIMEOUT": "2",
+        "CARDROOM_KEYS_FILE": str(keys_file),
+        "TMPDIR": str(scratch),
     }
+    init_keys({**env, "DATABASE_URL": url}, folder)
     return [
-        Server(url, 8000, options.workers, 1, log, host=h.address, prefix=h.prefix, env=env)
+        Server(
+            url,
+            8000,
+            options.workers,
+            1,
+            log,
+            host=h.address,
+            prefix=h.prefix,
+            env=env,
+            cwd=folder,
+        )  # fmt: skip
         for h in switch.hosts
     ]
+
+
+def init_keys(env: dict[str, str], folder: Path) -> None:
+    """``cardroom keys init``, as an operator runs it once before giving every host the file."""
+    command = [sys.executable, "-m", "service.cli.main", "keys", "init"]
+    environment = {**os.environ, "PYTHONPATH": str(ROOT), **env}
+    done = subprocess.run(
+        command, cwd=folder, env=environment, capture_output=True, text=True, check=False
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"cardroom keys init: {done.stdout}{done.stderr}")
 
 
 def start_all(servers: list[Server]) -> None:
@@ -279,21 +315,26 @@ def drill(options: HaOptions, log: Path | None = None) -> Drill:
     log = log or Path(tempfile.mkstemp(prefix="cardroom-ha-", suffix=".log")[1])
     result = Drill(options)
     began = time.monotonic()
-    with Switch(3) as switch:
-        cluster = PatroniCluster(switch, fsync=options.fsync)
-        result.made = [*switch.made, str(cluster.root)]
-        with cluster:
-            servers = servers_for(cluster, switch, options, log)
-            try:
-                start_all(servers)
-                cluster.wait_members(120)
-                result.build_seconds = round(time.monotonic() - began, 1)
-                result.weight = cluster.weight()
-                for name in options.faults:
-                    result.rows.append(play(name, cluster, switch, servers, options, log))
-            finally:
-                for server in servers:
-                    server.stop()
+    folder = Path(tempfile.mkdtemp(prefix="cardroom-ha-hosts-"))  # the hosts' working folder
+    try:
+        with Switch(3) as switch:
+            cluster = PatroniCluster(switch, fsync=options.fsync)
+            result.made = [*switch.made, str(folder), str(cluster.root)]
+            with cluster:
+                servers = servers_for(cluster, switch, options, log, folder)
+                try:
+                    start_all(servers)
+                    cluster.wait_members(120)
+                    result.build_seconds = round(time.monotonic() - began, 1)
+                    result.weight = cluster.weight()
+                    result.deployment = cluster.deployment()
+                    for name in options.faults:
+                        result.rows.append(play(name, cluster, switch, servers, options, log))
+                finally:
+                    for server in servers:
+                        server.stop()
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
     return result
 
 

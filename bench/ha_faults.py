@@ -57,10 +57,7 @@ def read_only_since(member: Member, since: float, until: float) -> float | None:
     running), asked over its Unix socket every 0.1 s: this works while its host is cut off."""
     while time.monotonic() < until:
         try:
-            with psycopg.connect(
-                host=str(member.folder), port=5432, user="postgres", dbname="postgres",
-                connect_timeout=1, autocommit=True,
-            ) as conn:  # fmt: skip
+            with member.socket_connect(dbname="postgres", connect_timeout=1) as conn:
                 row = conn.execute("SELECT pg_is_in_recovery()").fetchone()
                 if row is not None and row[0]:
                     return time.monotonic() - since

@@ -194,7 +194,8 @@ def free_port() -> int:
 class Server:
     """``cardroom serve`` in its own process group (a SIGKILL to the group kills master and
     workers alike), its log in a file. ``host``: the address it listens on; ``prefix``: a
-    command it runs under (``ip netns exec NS``: another host); ``env``: more settings."""
+    command it runs under (``ip netns exec NS``: another host); ``env``: more settings; ``cwd``:
+    the folder it runs in (default the checkout; what it writes to relative paths lands there)."""
 
     def __init__(
         self,
@@ -208,9 +209,10 @@ class Server:
         prefix: tuple[str, ...] = (),
         env: dict[str, str] | None = None,
         worker_class: str = "gevent",
+        cwd: Path = ROOT,
     ) -> None:
         self.url, self.port, self.workers, self.threads, self.log = url, port, workers, threads, log
-        self.host, self.prefix, self.env = host, prefix, env or {}
+        self.host, self.prefix, self.env, self.cwd = host, prefix, env or {}, cwd
         self.worker_class = worker_class
         self.process: subprocess.Popen[bytes] | None = None
 
@@ -238,7 +240,7 @@ class Server:
         command += ["--threads", str(self.threads), "--no-access-log"]
         with self.log.open("ab") as log:
             self.process = subprocess.Popen(
-                command, cwd=ROOT, env=env, stdout=log, stderr=log, start_new_session=True
+                command, cwd=self.cwd, env=env, stdout=log, stderr=log, start_new_session=True
             )
         while time.monotonic() - started < timeout:
             if self.process.poll() is not None:

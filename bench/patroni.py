@@ -7,7 +7,10 @@ renew its key demotes itself (fencing); an old leader that comes back is rewound
 or cloned again and follows the new one. No step is ours: we only start the daemons.
 
 The service reaches the leader with a libpq multi-host URL over the three hosts and
-``target_session_attrs=read-write``: only the leader accepts a read-write session.
+``target_session_attrs=read-write``: only the leader accepts a read-write session. As the README
+and docs/scaling.md tell an operator: every connection authenticates with a password (SCRAM),
+replication as ``replicator``, ``pg_rewind`` as ``rewinder``; the migrations run as the owner,
+the service as ``cardroom_app`` (:meth:`PatroniCluster.app_url`).
 
 Everything lives in one temporary folder; ``close`` stops every process it started.
 """
@@ -29,6 +32,7 @@ from typing import Any
 
 import psutil
 import psycopg
+from psycopg import sql
 
 from bench.ha_net import NetHost, Switch
 from bench.patroni_config import (
@@ -37,6 +41,10 @@ from bench.patroni_config import (
     PG_BIN,
     PG_PORT,
     PRIORITY,
+    REPLICATOR,
+    REWINDER,
+    SUPERUSER,
+    Passwords,
     etcd_command,
     patroni_config,
 )
@@ -59,6 +67,7 @@ class Member:
     index: int
     host: NetHost
     folder: Path
+    password: str  # the superuser's
     etcd: subprocess.Popen[bytes] | None = None
     patroni: subprocess.Popen[bytes] | None = None
 
@@ -94,7 +103,14 @@ class Member:
             return None
 
     def url(self, database: str = DATABASE) -> str:
-        return f"postgresql://postgres@{self.host.address}:{PG_PORT}/{database}"
+        """The superuser's URL to this member alone (the drill's own checks and faults)."""
+        return f"postgresql://{SUPERUSER}:{self.password}@{self.host.address}:{PG_PORT}/{database}"
+
+    def socket_connect(self, **kwargs: Any) -> psycopg.Connection[Any]:
+        """A superuser session over this member's Unix socket (works while its host is cut off)."""
+        return psycopg.connect(
+            host=str(self.folder), port=PG_PORT, user=SUPERUSER, password=self.password, **kwargs
+        )
 
 
 class PatroniCluster:
@@ -103,8 +119,10 @@ class PatroniCluster:
         self.user = server_user() or "postgres"
         self.root = root or Path(tempfile.mkdtemp(prefix="cardroom-ha-"))
         shutil.chown(self.root, self.user)
+        self.passwords = Passwords()
         self.members = [
-            Member(i, host, self.root / f"pg{i}") for i, host in enumerate(switch.hosts)
+            Member(i, host, self.root / f"pg{i}", self.passwords.superuser)
+            for i, host in enumerate(switch.hosts)
         ]
 
     # --- configuration ------------------------------------------------------------------------
@@ -138,13 +156,18 @@ class PatroniCluster:
             conn.execute(f"CREATE DATABASE {DATABASE}")
         from service.store import db
 
-        db.migrate(leader.url())
+        db.migrate(leader.url())  # as the owner; the service runs as the app role (app_url)
+        with psycopg.connect(leader.url(), autocommit=True) as conn:
+            password = sql.SQL("ALTER ROLE {} PASSWORD {}").format(
+                sql.Identifier(db.APP_ROLE), sql.Literal(self.passwords.app)
+            )
+            conn.execute(password)
         self.wait_sync(timeout)
         return self
 
     def start_patroni(self, member: Member) -> None:
         config = member.folder / "patroni.json"  # YAML is a superset of JSON
-        settings = patroni_config(member, self.members, self.archive, self.fsync)
+        settings = patroni_config(member, self.members, self.archive, self.fsync, self.passwords)
         config.write_text(json.dumps(settings))
         shutil.chown(config, self.user)
         argv = [*member.host.prefix, *PRIORITY, "runuser", "-u", self.user, "--", "patroni"]
@@ -284,6 +307,41 @@ class PatroniCluster:
         except psycopg.Error:
             return []
 
+    def deployment(self) -> dict[str, Any]:
+        """How the service and the members authenticate, as the leader sees it: the users of
+        the service's sessions, the roles of docs/scaling.md, pg_hba's methods, and whether
+        the app role gets in without its password."""
+        from service.store import db
+
+        leader = self.leader()
+        if leader is None:
+            return {}
+        with psycopg.connect(leader.url(), connect_timeout=2) as conn:
+            sessions = conn.execute(
+                "SELECT usename, count(*) FROM pg_stat_activity"
+                " WHERE application_name LIKE 'cardroom%' GROUP BY usename ORDER BY usename"
+            ).fetchall()
+            roles = conn.execute(
+                "SELECT rolname FROM pg_roles WHERE rolname IN (%s, %s, %s) ORDER BY rolname",
+                (REPLICATOR, REWINDER, db.APP_ROLE),
+            ).fetchall()
+            methods = conn.execute(
+                "SELECT DISTINCT auth_method FROM pg_hba_file_rules ORDER BY 1"
+            ).fetchall()
+        nowhere = self.root / "no-pgpass"  # libpq reads no password file: none is there
+        try:
+            bare = f"postgresql://{db.APP_ROLE}@{leader.host.address}:{PG_PORT}/{DATABASE}"
+            psycopg.connect(bare, connect_timeout=2, passfile=str(nowhere)).close()
+            without_password = "accepted"
+        except psycopg.OperationalError:
+            without_password = "refused"
+        return {
+            "service sessions by user": dict(sessions),
+            "roles": [name for (name,) in roles],
+            "pg_hba methods": [method for (method,) in methods],
+            "app role without password": without_password,
+        }
+
     @staticmethod
     def writable(member: Member) -> bool:
         try:
@@ -293,10 +351,19 @@ class PatroniCluster:
         except psycopg.Error:
             return False
 
-    def service_url(self) -> str:
-        """What every host's DATABASE_URL is: the three hosts, the one taking writes."""
+    def service_url(self, user: str = SUPERUSER, password: str | None = None) -> str:
+        """The three hosts, the one taking writes, as ``user`` (default: the owner, who
+        migrates)."""
         hosts = ",".join(f"{m.host.address}:{PG_PORT}" for m in self.members)
-        return f"postgresql://postgres@{hosts}/{DATABASE}?target_session_attrs=read-write"
+        secret = self.passwords.superuser if password is None else password
+        return f"postgresql://{user}:{secret}@{hosts}/{DATABASE}?target_session_attrs=read-write"
+
+    def app_url(self) -> str:
+        """What every host's DATABASE_URL is (docs/scaling.md): the app role, with its
+        password; ``cardroom serve`` then neither migrates nor holds the owner's secret."""
+        from service.store import db
+
+        return self.service_url(db.APP_ROLE, self.passwords.app)
 
     # --- faults -------------------------------------------------------------------------------
 

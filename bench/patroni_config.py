@@ -1,14 +1,18 @@
 """How the drill's etcd and Patroni members are configured (bench/patroni.py starts them): the
-same settings docs/scaling.md ("Set-up") gives an operator.
+same settings docs/scaling.md ("Set-up") gives an operator, password authentication included.
+
+It imports nothing of bench/patroni.py (which imports it): a member is anything with the
+attributes of :class:`MemberLike`.
 """
 
 from __future__ import annotations
 
+import secrets
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-if TYPE_CHECKING:
-    from bench.patroni import Member
+from bench.ha_net import NetHost
 
 PG_BIN = Path("/usr/lib/postgresql/15/bin")
 PG_PORT, API_PORT, ETCD_CLIENT, ETCD_PEER = 5432, 8008, 2379, 2380  # each host has its own
@@ -28,9 +32,50 @@ ETCD_HEARTBEAT_MS, ETCD_ELECTION_MS = 50, 500
 # it priority: a starved etcd misses heartbeats and elects again and again. (PostgreSQL started
 # by Patroni inherits it: the whole member is favoured over the drill's clients and hosts.)
 PRIORITY = ("nice", "-n", "-10")
+# The roles as docs/scaling.md names them: Patroni creates the replication and rewind roles at
+# bootstrap (with these passwords); migrations create the app role (the drill sets its password).
+SUPERUSER, REPLICATOR, REWINDER = "postgres", "replicator", "rewinder"
 
 
-def etcd_command(member: Member, members: list[Member], token: str) -> list[str]:
+def _password() -> str:
+    return secrets.token_hex(16)  # hex: nothing to escape in a URL or a pgpass line
+
+
+@dataclass(frozen=True)
+class Passwords:
+    """One cluster's passwords, new for each drill (never written into the checkout)."""
+
+    superuser: str = field(default_factory=_password)
+    replication: str = field(default_factory=_password)
+    rewind: str = field(default_factory=_password)
+    app: str = field(default_factory=_password)
+
+
+class MemberLike(Protocol):
+    """What the configuration needs of a member (bench/patroni.py's ``Member``)."""
+
+    index: int
+    host: NetHost
+    folder: Path
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def data(self) -> Path: ...
+
+
+# Every connection authenticates with a password (SCRAM), over TCP and the Unix socket alike;
+# replication only as the replication role.
+PG_HBA = [
+    "local all all scram-sha-256",
+    f"local replication {REPLICATOR} scram-sha-256",
+    "host all all 0.0.0.0/0 scram-sha-256",
+    f"host replication {REPLICATOR} 0.0.0.0/0 scram-sha-256",
+]
+
+
+def etcd_command(member: MemberLike, members: list[Any], token: str) -> list[str]:
     """How one etcd member is started (on its host, with the control plane's priority)."""
     a = member.host.address
     peers = ",".join(f"e{m.index}=http://{m.host.address}:{ETCD_PEER}" for m in members)
@@ -53,16 +98,15 @@ def etcd_command(member: Member, members: list[Member], token: str) -> list[str]
 
 
 def patroni_config(
-    member: Member, members: list[Member], archive: Path, fsync: bool
+    member: MemberLike, members: list[Any], archive: Path, fsync: bool, passwords: Passwords
 ) -> dict[str, Any]:
     """One Patroni member's configuration (its YAML file, as JSON)."""
     a = member.host.address
-    trust = ["local all all trust", "host all all 0.0.0.0/0 trust"]
-    trust.append("host replication all 0.0.0.0/0 trust")
     parameters = {
         "max_connections": 200,
         "shared_buffers": "64MB",
         "fsync": "on" if fsync else "off",
+        "password_encryption": "scram-sha-256",
         "wal_level": "replica",
         "hot_standby": "on",
         "wal_log_hints": "on",  # pg_rewind
@@ -104,7 +148,7 @@ def patroni_config(
                 },
             },
             "initdb": [{"encoding": "UTF8"}, {"locale": "C.UTF-8"}, "data-checksums"],
-            "pg_hba": trust,
+            "pg_hba": PG_HBA,
         },
         "postgresql": {
             "listen": f"{a},127.0.0.1:{PG_PORT}",
@@ -115,12 +159,12 @@ def patroni_config(
             # A new standby's clone starts at once (not after a spread checkpoint).
             "basebackup": [{"checkpoint": "fast"}],
             "authentication": {
-                "superuser": {"username": "postgres"},
-                "replication": {"username": "postgres"},
-                "rewind": {"username": "postgres"},
+                "superuser": {"username": SUPERUSER, "password": passwords.superuser},
+                "replication": {"username": REPLICATOR, "password": passwords.replication},
+                "rewind": {"username": REWINDER, "password": passwords.rewind},
             },
             "parameters": {"unix_socket_directories": str(member.folder)},
-            "pg_hba": trust,
+            "pg_hba": PG_HBA,
         },
         "tags": {"nofailover": False, "noloadbalance": False},
     }

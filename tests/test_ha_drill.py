@@ -5,7 +5,11 @@ the leader's host is cut off the network and then let back. Nothing acknowledged
 doubled, nothing is recorded that no client chose, every answer is a 2xx/4xx or a 503 with
 Retry-After within the request budget, the service takes picks again within 10 s (15 s when the
 host cut off also led etcd: docs/scaling.md, "Failover"), the old leader stops taking writes
-before another takes them and comes back as a standby by itself.
+before another takes them and comes back as a standby by itself. The service runs as the README
+and docs/scaling.md deploy it (issue 39, item 6): the app role's URL with its password, the
+owner having migrated; ``CARDROOM_HOSTS`` counting the three hosts in the connection budget;
+``replicator`` and ``rewinder`` roles; SCRAM passwords for every connection; the hosts' keys and
+files in a folder of the drill's own, never in the checkout.
 
 It needs root (namespaces) and Debian's patroni, etcd-server and postgresql-15 (`.ci/run`
 installs them). Without them, or where namespaces cannot be made, it is skipped with the reason,
@@ -16,6 +20,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -23,6 +28,7 @@ import pytest
 from bench import patroni
 from bench.ha import HaOptions, drill, serving_bound
 from bench.ha_net import NoNamespaces
+from bench.load import ROOT
 
 
 def missing() -> str | None:
@@ -49,6 +55,8 @@ def test_a_killed_or_cut_off_leader_loses_no_acknowledged_pick(tmp_path: Path) -
     options = HaOptions(
         games=3, workers=1, faults=("kill", "partition"), partition_seconds=12, fsync=False
     )
+    checkout_keys = ROOT / "data" / "keys"
+    had_keys = checkout_keys.exists()  # a developer's own `cardroom serve` may have made them
     try:
         result = drill(options, log=tmp_path / "servers.log")
     except NoNamespaces as exc:  # root, but namespaces refused (a container without NET_ADMIN)
@@ -75,6 +83,31 @@ def test_a_killed_or_cut_off_leader_loses_no_acknowledged_pick(tmp_path: Path) -
     assert isinstance(demoted, float) and isinstance(promoted, float)
     assert demoted < promoted < options.partition_seconds
     assert partition.notes["old leader back as standby after heal (s)"] is not None
-    # Nothing left behind: its namespaces, its bridge, its folder.
+    # Deployed as documented: every session of the service is the app role's, the roles of
+    # docs/scaling.md exist, every connection needs its password.
+    deployment = result.deployment
+    assert set(deployment["service sessions by user"]) == {"cardroom_app"}, deployment
+    assert deployment["roles"] == ["cardroom_app", "replicator", "rewinder"], deployment
+    assert deployment["pg_hba methods"] == ["scram-sha-256"], deployment
+    assert deployment["app role without password"] == "refused", deployment
+    log = (tmp_path / "servers.log").read_text()
+    assert "connections: 3 host(s) x 1 worker(s) x" in log  # CARDROOM_HOSTS in the budget
+    assert "Running upgrade" not in log  # the app role migrates nothing: the owner did
+    # Nothing left behind: its namespaces, its bridge, its folders; nothing in the checkout.
     assert not set(result.made) & namespaces()
-    assert not Path(result.made[-1]).exists()
+    assert result.made[-2].startswith(tempfile.gettempdir())  # the hosts' working folder
+    assert not any(Path(made).exists() for made in result.made[-2:])
+    assert checkout_keys.exists() == had_keys
+
+
+def test_the_drills_configuration_imports_nothing_of_the_cluster() -> None:
+    """No import circle (issue 39, item 13): bench/patroni.py starts the members configured by
+    bench/patroni_config.py, which names a member by the attributes it reads (``MemberLike``)."""
+    from test_layers import imports
+
+    def imported(module: str) -> set[str]:
+        path = ROOT / "bench" / f"{module.split('.')[-1]}.py"
+        return {name.rsplit(".", 1)[0] for name in imports(path.read_text(), module)}
+
+    assert "bench.patroni_config" in imported("bench.patroni")
+    assert "bench.patroni" not in imported("bench.patroni_config")  # it was, for a type

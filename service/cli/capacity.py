@@ -4,10 +4,24 @@ The default worker count follows the CPUs this process may actually use: its CPU
 (``sched_getaffinity``: taskset, cpusets) and its cgroup v2 CPU quota (``cpu.max`` of its cgroup
 and every parent: a container's ``--cpus``), not ``os.cpu_count()``, which counts the host's.
 
-Every worker holds up to ``CARDROOM_POOL_MAX`` connections plus the live hub's one; with
+Every pool and connection a worker opens is counted (issue 39, item 6: a pool left out of the
+count filled a leader's slots in the HA drill, "too many clients already" for 9 minutes): with
 ``CARDROOM_HOSTS`` hosts the service may hold hosts x workers x that many, which must fit the
 server's ``max_connections`` less its reserved slots, or requests would fail with "too many
-clients" under load instead of at start.
+clients" under load instead of at start. What a worker opens (service/http/app.py):
+
+- its pool (``service/store/db.py``, ``make_pool``): up to ``CARDROOM_POOL_MAX``;
+- the live hub's reader (``service/live/reader.py``), which webhook delivery shares: one;
+- the request deadline's watchdog (``service/store/budget.py``), shared by the store's reads,
+  writes and turn deadlines: one;
+- for each ``DATABASE_REPLICA_URL`` (``service/store/replicas.py``): another pool of up to
+  ``CARDROOM_POOL_MAX`` and its own watchdog.
+
+The standbys' connections are counted against the primary's slots too: a standby URL may reach
+any member after a failover (the same hosts, ``prefer-standby``), and a hot standby's
+``max_connections`` is at least its primary's (PostgreSQL requires it), so a sum that fits the
+primary fits every server whichever takes which connections. The idempotency keys open nothing
+of their own (their records go in with the change, on the pool's connection).
 """
 
 from __future__ import annotations
@@ -23,6 +37,7 @@ CGROUP_ROOT = Path("/sys/fs/cgroup")
 # The live hub's reader connection (service/live/reader.py) and the request deadline's watchdog,
 # which cancels what outlives a request's budget (service/store/budget.py).
 EXTRA_PER_WORKER = 2
+EXTRA_PER_REPLICA = 1  # each standby's store has a watchdog of its own
 WARN_SHARE = 0.8  # above this share of the server's slots, say so: others connect too
 
 
@@ -75,13 +90,28 @@ def default_workers() -> int:
     return max(1, math.ceil(usable_cpus())) + 1
 
 
-def check_connection_budget(url: str, hosts: int, workers: int, pool_max: int) -> str:
-    """Raise ``BudgetExceeded`` (one line) if ``hosts`` x ``workers`` x (``pool_max`` + the
-    hub's) exceeds the slots of the server at ``url``; else a line saying how much is used."""
+def per_worker(pool_max: int, replicas: int = 0) -> tuple[int, str]:
+    """Connections one worker may hold, and how they add up (every pool it opens)."""
+    total = pool_max + EXTRA_PER_WORKER + replicas * (pool_max + EXTRA_PER_REPLICA)
+    parts = f"CARDROOM_POOL_MAX {pool_max} + {EXTRA_PER_WORKER}"
+    if replicas:
+        parts += (
+            f" + {replicas} DATABASE_REPLICA_URL x (CARDROOM_POOL_MAX {pool_max}"
+            f" + {EXTRA_PER_REPLICA})"
+        )
+    return total, parts
+
+
+def check_connection_budget(
+    url: str, hosts: int, workers: int, pool_max: int, replicas: int = 0
+) -> str:
+    """Raise ``BudgetExceeded`` (one line) if ``hosts`` x ``workers`` x what one worker opens
+    (:func:`per_worker`: its pool, the hub's, the watchdog's, and ``replicas`` standby pools)
+    exceeds the slots of the server at ``url``; else a line saying how much is used."""
     import psycopg  # not at the top: `cardroom serve` patches for gevent before psycopg loads
 
-    per_worker = pool_max + EXTRA_PER_WORKER
-    budget = hosts * workers * per_worker
+    each, parts = per_worker(pool_max, replicas)
+    budget = hosts * workers * each
     with psycopg.connect(url) as conn:
         row = conn.execute(
             "SELECT current_setting('max_connections')::int,"
@@ -91,10 +121,7 @@ def check_connection_budget(url: str, hosts: int, workers: int, pool_max: int) -
     assert row is not None
     maximum, reserved = row[0], row[1] + row[2]
     slots = maximum - reserved
-    sum_up = (
-        f"{hosts} host(s) x {workers} worker(s) x {per_worker} connections"
-        f" (CARDROOM_POOL_MAX {pool_max} + {EXTRA_PER_WORKER}) = {budget}"
-    )
+    sum_up = f"{hosts} host(s) x {workers} worker(s) x {each} connections ({parts}) = {budget}"
     if budget > slots:
         raise BudgetExceeded(
             f"the connection budget {sum_up} exceeds the database's {slots} slots"

@@ -178,14 +178,16 @@ def serve(
     from service import key_registry, keys
     from service.cli import capacity
     from service.http.connections import ConnectionSettings
-    from service.store import db
+    from service.store import db, replicas
 
     with contextlib.suppress(keys.KeysMissing):  # a bad CARDROOM_KEYS: one line, before all
         keys.load()
     url = db.database_url()
     db.check_reachable(url)  # a one-line error, before alembic's traceback could
     configured = settings()
-    budget = capacity.check_connection_budget(url, configured.hosts, workers, configured.pool_max)
+    budget = capacity.check_connection_budget(
+        url, configured.hosts, workers, configured.pool_max, len(replicas.replica_urls())
+    )
     # Before the workers fork (they inherit the keyring checked here), and before migrating when
     # the schema has the key ids already: refuses to start if these keys lack an id the
     # database has used; creates keys only for a brand-new database.

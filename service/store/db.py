@@ -239,10 +239,10 @@ class FirstToAnswer(psycopg.Connection[Any]):
         params = conninfo_to_dict(conninfo, **kwargs)
         hosts = _per_host(params)
         if len(hosts) < 2:
-            return super().connect(conninfo, **arguments, **kwargs)
+            return cls._connect_ending_abandoned(conninfo, **arguments, **kwargs)
         until = time.monotonic() + timeout_from_conninfo(params)
         answers: queue.Queue[tuple[dict[str, Any], Self | psycopg.Error]] = queue.Queue()
-        connect = super().connect
+        connect = cls._connect_ending_abandoned
 
         def attempt(params: dict[str, Any], after: float = 0.0) -> None:
             time.sleep(after)
@@ -267,6 +267,39 @@ class FirstToAnswer(psycopg.Connection[Any]):
                 again = (one, ASK_AGAIN_SECONDS)
                 threading.Thread(target=attempt, args=again, daemon=True).start()
                 pending += 1
+
+    @classmethod
+    def _connect_gen(cls, conninfo: str = "") -> Any:
+        """psycopg's connection attempt (a generator holding the half-made libpq connection),
+        noted so that :meth:`_connect_ending_abandoned` can end it."""
+        attempt = super()._connect_gen(conninfo)
+        started = getattr(_attempts, "started", None)
+        if started is not None:
+            started.append(attempt)
+        return attempt
+
+    @classmethod
+    def _connect_ending_abandoned(cls, conninfo: str = "", **kwargs: Any) -> Self:
+        """psycopg's ``connect``, every attempt it gave up on ended at once. When its
+        ``connect_timeout`` runs out, psycopg abandons the attempt's generator, and with it a
+        libpq connection whose socket stays open: the server finishes the handshake (a
+        loaded machine, SCRAM's hashing) and keeps an idle session for a client that will never
+        use it, until Python's cycle collector frees the generator (a traceback held in a cycle:
+        up to an hour in a worker, service/http/heap.py). After a failover on a loaded machine
+        every pool's retries left such sessions on the new leader, until "too many clients
+        already" refused every connection (issue 39, item 6). Closing the generator drops the
+        libpq connection, which closes its socket: the server ends the session."""
+        _attempts.started = []
+        try:
+            return super().connect(conninfo, **kwargs)
+        finally:
+            for attempt in _attempts.started:
+                attempt.close()  # a finished one (the connection made) is left as it is
+            _attempts.started = None
+
+
+# The connection attempts of the current thread's connect (FirstToAnswer), while it runs.
+_attempts = threading.local()
 
 
 def _per_host(params: dict[str, Any]) -> list[dict[str, Any]]:
