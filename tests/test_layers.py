@@ -171,6 +171,7 @@ def test_every_route_is_under_routes() -> None:
 ACYCLIC = {
     "domain": "domain",
     "service": "service",
+    "bench": "bench",
     "cardroom_client": "clients/python/cardroom_client",
 }
 
