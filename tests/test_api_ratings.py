@@ -425,3 +425,45 @@ def test_the_stream_item_and_the_history_agree(
                 assert item[when] == row[when]
                 for value in ("mu", "sigma", "ordinal"):
                     assert same(item[when][value], row[when][value]), (when, value)
+
+
+def test_the_lobby_lists_a_rated_games_seats_with_their_ratings(
+    api: ApiClient, league: dict[str, Any]
+) -> None:
+    """Issue 37, goal 5: ``GET /games`` names each seat's player of a rated game and their
+    rating in its pool now, as ``GET /accounts/{id}/ratings`` has it; an unrated game's row
+    has nothing of it."""
+    rated, newcomer = league["accounts"][0], new_account(api)
+    created = rated_game(api, 4, [{"seat": 0, "kind": "greedy"}])
+    game_id = str(created["game_id"])
+    seated(api, game_id, [rated, newcomer]).close()  # seats 1 and 2; seat 3 stays free
+    unrated = str(api.create_game(2)["game_id"])
+    response = api.get("/games", params={"ids": f"{game_id},{unrated}"})
+    expect_status(response, 200)
+    rows = {row["game_id"]: row for row in response.json()["games"]}
+
+    row = rows[game_id]
+    assert row["rated"] is True and row["rating_pool"] == POOL
+    seats = row["seats"]
+    assert [s["account_id"] for s in seats] == api.game(game_id)["rated_accounts"]
+    assert [s["account_id"] for s in seats] == [
+        "bot:greedy",
+        rated["account_id"],
+        newcomer["account_id"],
+        None,
+    ]
+    held = api.get(f"/accounts/{rated['account_id']}/ratings").json()["ratings"]
+    expected = next(r for r in held if r["pool"] == POOL)
+    assert expected["games"] >= 1
+    assert seats[1]["rating"] == {
+        key: expected[key] for key in ("mu", "sigma", "ordinal", "games", "provisional", "anchor")
+    }
+    anchor = api.get("/accounts/bot:greedy/ratings").json()["ratings"]
+    assert seats[0]["rating"]["anchor"] is True
+    assert seats[0]["rating"]["ordinal"] == next(r for r in anchor if r["pool"] == POOL)["ordinal"]
+    assert seats[2]["rating"] is None  # no rated game of the pool yet
+    assert seats[3]["rating"] is None  # free
+
+    plain = rows[unrated]
+    assert not {"rated", "rating_pool"} & set(plain)
+    assert [set(seat) for seat in plain["seats"]] == [{"seat", "name", "bot"}] * 2

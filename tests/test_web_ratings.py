@@ -180,3 +180,86 @@ def test_the_leaderboard_lists_non_provisional_players_highest_first(
     page.click("nav[aria-label='Rating pools'] a[href='#/leaderboard/sushi-go-zoch']")
     expect(page.locator("#leaderboard-empty")).to_be_visible()
     expect(page.locator("#leaderboard tbody tr")).to_have_count(0)
+
+
+def seed_rating(pool: Any, account_id: str, rating_pool: str, ordinal: float, games: int) -> None:
+    """A rating row as the service writes one (service/store/ratings.py's UPSERT): what is
+    tested here is the page, the fold is tested in tests/test_ratings.py."""
+    sigma = 1.0 if games >= 10 else 7.5
+    with pool.connection() as conn:
+        conn.execute(
+            "INSERT INTO ratings VALUES (%s, %s, %s, %s, %s, %s, %s, gen_random_uuid(), now())",
+            (account_id, rating_pool, ordinal + 3 * sigma, sigma, ordinal, games, games < 10),
+        )
+
+
+def test_the_lobby_shows_the_seated_players_ratings_of_a_rated_game(
+    contexts: Any, live_server: Any, pool: Any
+) -> None:
+    """Goal 5: the lobby's game list shows a rated game's players' ratings, as GET /games
+    gives them (the API's ordinal in data-ordinal); an unrated game's row shows none."""
+    base = live_server.url
+    ann, bob = new_account(base, "Ann"), new_account(base, "Bob")
+    seed_rating(pool, ann["account_id"], POOL, 12.34, 3)
+    game_id = rated_game(base, 4, [{"seat": 0, "kind": "greedy"}])
+    with ApiClient(base) as api:
+        table = Table(api, game_id, {})
+        for account in (ann, bob):
+            sit(api, table, account)
+        table.close()
+    unrated = requests.post(
+        f"{base}/games", json={"game": "sushi-go", "players": 3}, timeout=10
+    ).json()["game_id"]
+    listed = requests.get(f"{base}/games", params={"ids": game_id}, timeout=10).json()
+    seats = listed["games"][0]["seats"]
+
+    page = contexts(bypass_csp=True).new_page()
+    page.goto("/")
+    row = page.locator(f"#games-waiting li[data-game='{game_id}']")
+    shown = row.locator(".seat-rating")
+    expect(shown).to_have_count(3)  # the bot and the two accounts; the free seat has nobody
+    ann_rating = row.locator(f".seat-rating[data-account='{ann['account_id']}']")
+    expect(ann_rating).to_have_text(f"{ann['name']} 12.3 (provisional)")
+    assert float(ann_rating.get_attribute("data-ordinal") or "nan") == seats[1]["rating"]["ordinal"]
+    assert abs(seats[1]["rating"]["ordinal"] - 12.34) < 1e-9  # mu - 3 sigma of the row
+    expect(row.locator(f".seat-rating[data-account='{bob['account_id']}']")).to_have_text(
+        f"{bob['name']} unrated"
+    )
+    bot = row.locator(".seat-rating[data-account='bot:greedy']")
+    expect(bot).to_have_text(f"{seats[0]['name']} {seats[0]['rating']['ordinal']:.1f} (anchor)")
+    expect(page.locator(f"#games-waiting li[data-game='{unrated}'] .seat-rating")).to_have_count(0)
+    expect(page.locator(f"#games-waiting li[data-game='{unrated}']")).not_to_contain_text("ratings")
+    screenshot(page, "lobby-ratings")
+    assert axe_violations(page) == []
+
+
+def test_the_leaderboards_more_button_pages_past_the_first_twenty(
+    contexts: Any, live_server: Any, pool: Any
+) -> None:
+    """More than a page (20) of ranked players: "More" shows the rest, in the API's order, and
+    hides on the last page."""
+    base = live_server.url
+    for n in range(23):
+        account = new_account(base, "Lead")
+        seed_rating(pool, account["account_id"], "sequence", 40.0 - n * 1.5, 10 + n)
+    listed = requests.get(f"{base}/leaderboards/sequence", params={"limit": 200}, timeout=10)
+    players = listed.json()["players"]
+    assert len(players) >= 23
+
+    page = contexts(bypass_csp=True).new_page()
+    page.goto("/#/leaderboard/sequence")
+    rows = page.locator("#leaderboard tbody tr")
+    expect(rows).to_have_count(20)
+    more = page.locator("#more-leaderboard")
+    expect(more).to_be_visible()
+    while more.is_visible():  # each click adds a page until the last
+        before = rows.count()
+        more.click()
+        expect(rows).not_to_have_count(before)
+    expect(rows).to_have_count(len(players))
+    shown = [row.get_attribute("data-account") for row in rows.all()]
+    assert shown == [p["account_id"] for p in players]
+    ranks = [
+        int(cell) for cell in page.locator("#leaderboard tbody tr td:first-child").all_inner_texts()
+    ]
+    assert ranks == list(range(1, len(players) + 1))

@@ -185,6 +185,28 @@ def of_account(store: Any, account_id: str) -> list[Current]:
     return [Current(pool, Rating(mu, sigma, games), at) for pool, mu, sigma, games, at in rows]
 
 
+def in_pools(store: Any, wanted: Sequence[tuple[str, str]]) -> dict[tuple[str, str], Current]:
+    """The current rating of each ``(pool, account)`` asked for that has one (an anchor's fixed
+    one for a built-in bot), in one read: the lobby's rated games, a page at a time."""
+    found = {
+        (pool, who): Current(pool, model.ANCHORS[who], None, True)
+        for pool, who in wanted
+        if model.is_anchor(who)
+    }
+    asked = sorted({(pool, who) for pool, who in wanted if not model.is_anchor(who)})
+    if not asked:
+        return found
+    with store.connection() as conn:
+        rows = conn.execute(
+            "SELECT pool, account_id, mu, sigma, games, updated_at FROM ratings"
+            " WHERE (pool, account_id) IN (SELECT * FROM unnest(%s::text[], %s::text[]))",
+            ([pool for pool, _ in asked], [who for _, who in asked]),
+        ).fetchall()
+    for pool, who, mu, sigma, games, at in rows:
+        found[(pool, who)] = Current(pool, Rating(mu, sigma, games), at)
+    return found
+
+
 def history(
     store: Any, account_id: str, pool: str, after: int | None, limit: int, newest: bool = True
 ) -> list[HistoryRow]:

@@ -71,9 +71,7 @@ def account_games_list(account_id: str) -> Response:
             One page of the account's games; or, asked for, the export: one `AccountGame`
             (an item of `AccountGameList.games`) per line.
           headers:
-            Link:
-              description: '`<URL of the next page>; rel="next"`, when there is one.'
-              schema: {type: string}
+            Link: {$ref: '#/components/headers/NextPage'}
           content:
             application/json:
               schema: {$ref: '#/components/schemas/AccountGameList'}

@@ -9,6 +9,7 @@ from uuid import UUID
 from flask import Response
 
 from domain.decider import Viewer
+from domain.ratings import pool_of, seat_players
 from service.http import auth, idempotency
 from service.http.problems import Problem
 from service.http.routes.common import (
@@ -26,7 +27,9 @@ from service.http.routes.common import (
 )
 from service.http.schemas import CreateGameRequest, GameList, ListGamesQuery
 from service.play import Loaded, adapter_for
+from service.store import ratings
 from service.store.events import GameCursor, GameRow, StoreUnavailable
+from service.store.ratings import shown
 
 log = logging.getLogger(__name__)
 
@@ -242,7 +245,10 @@ def list_games() -> Response:
         and game; keyset-paginated: pass the `next_after` value of a page as `after`, with the
         same `order`, to get the following page (`next_after` is null on the last page). No
         authentication; a listing reveals nothing secret. Private games are listed only when
-        asked for by id (`ids`): whoever has a game's id may look at it anyway.
+        asked for by id (`ids`): whoever has a game's id may look at it anyway. A rated game's
+        row also names its `rating_pool` and, for each seat, who plays it in ratings
+        (`account_id`) and their `rating` in that pool now (issue 37); an unrated game's row
+        has none of these.
       security: []
       responses:
         '200':
@@ -281,7 +287,7 @@ def list_games() -> Response:
     )
     page = rows[:limit]
     body = {
-        "games": [game_summary(r) for r in page],
+        "games": with_ratings([game_summary(r) for r in page]),
         "next_after": page[-1].cursor.encode() if len(rows) > limit else None,
     }
     return json_response(GAME_LIST.dump(body))
@@ -319,13 +325,37 @@ def game_summary(row: GameRow) -> dict[str, Any]:
     except Exception:  # one game whose events do not fold must not take the list down
         log.exception("game %s cannot be folded; listed without its seats", row.id)
         return summary
-    summary["seats"] = [
+    seats: list[dict[str, Any]] = [
         {"seat": s["seat"], "name": s["name"], "bot": s["bot"]} for s in view["seats"]
     ]
+    summary["seats"] = seats
     free = [s for s in view["seats"] if not s["taken"] and not s["bot"]]
     summary["free_seats"] = len(free) if view["status"] == "waiting" else 0
     if view["status"] == "playing":
         summary["waiting_for"] = loaded.adapter.waiting_for(view)
     if getattr(loaded.state, "rated", False):  # only then: an unrated row is as it was
         summary["rated"] = True
+        summary["rating_pool"] = pool_of(loaded.adapter.game.name, loaded.state.rules)
+        for seat, player in zip(seats, seat_players(loaded.state), strict=True):
+            seat["account_id"] = player
     return summary
+
+
+def with_ratings(summaries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The rated games' seats with their players' current ratings in the game's pool (issue
+    37: the lobby shows them), read in one query for the page; unrated rows untouched."""
+    wanted = [
+        (summary["rating_pool"], seat["account_id"])
+        for summary in summaries
+        if "rating_pool" in summary
+        for seat in summary["seats"]
+        if seat["account_id"]
+    ]
+    if not wanted:
+        return summaries
+    found = ratings.in_pools(games().store, wanted)
+    for summary in summaries:
+        for seat in summary["seats"] if "rating_pool" in summary else ():
+            held = found.get((summary["rating_pool"], seat["account_id"]))
+            seat["rating"] = None if held is None else {**shown(held.rating), "anchor": held.anchor}
+    return summaries

@@ -110,9 +110,7 @@ def rating_history(account_id: str) -> Response:
         '200':
           description: One page of the history.
           headers:
-            Link:
-              description: '`<URL of the next page>; rel="next"`, when there is one.'
-              schema: {type: string}
+            Link: {$ref: '#/components/headers/NextPage'}
           content:
             application/json:
               schema: {$ref: '#/components/schemas/RatingHistory'}
@@ -157,11 +155,7 @@ def leaderboard(pool: str) -> Response:
       - ratings
       operationId: getLeaderboard
       parameters:
-      - in: path
-        name: pool
-        required: true
-        description: The pool, `sushi-go-gamewright`, `sushi-go-zoch` or `sequence`.
-        schema: {type: string, maxLength: 40}
+      - Pool
       - in: query
         schema: LeaderboardQuery
       summary: A pool's leaderboard
@@ -176,24 +170,12 @@ def leaderboard(pool: str) -> Response:
         '200':
           description: One page of the leaderboard.
           headers:
-            Link:
-              description: '`<URL of the next page>; rel="next"`, when there is one.'
-              schema: {type: string}
+            Link: {$ref: '#/components/headers/NextPage'}
           content:
             application/json:
               schema: {$ref: '#/components/schemas/Leaderboard'}
-        '400':
-          description: |
-            - `invalid_request`: an unknown query parameter, or one out of range;
-            - `invalid_cursor`: `after` is not the `next_after` value of a previous page.
-          content:
-            application/problem+json:
-              schema: {$ref: '#/components/schemas/ListGamesBadRequest'}
-        '404':
-          description: "`pool_not_found`: there is no such rating pool."
-          content:
-            application/problem+json:
-              schema: {$ref: '#/components/schemas/PoolNotFoundProblem'}
+        '400': PageBadRequest
+        '404': PoolNotFound
         '500': InternalError
         '503': DatabaseUnavailable
     """
@@ -221,11 +203,7 @@ def pool_games(pool: str) -> Response:
       - ratings
       operationId: listPoolGames
       parameters:
-      - in: path
-        name: pool
-        required: true
-        description: The pool, `sushi-go-gamewright`, `sushi-go-zoch` or `sequence`.
-        schema: {type: string, maxLength: 40}
+      - Pool
       - in: query
         schema: PoolGamesQuery
       summary: A pool's rated games, in the order a rebuild folds them
@@ -244,24 +222,12 @@ def pool_games(pool: str) -> Response:
         '200':
           description: One page of the pool's rated games.
           headers:
-            Link:
-              description: '`<URL of the next page>; rel="next"`, when there is one.'
-              schema: {type: string}
+            Link: {$ref: '#/components/headers/NextPage'}
           content:
             application/json:
               schema: {$ref: '#/components/schemas/PoolGames'}
-        '400':
-          description: |
-            - `invalid_request`: an unknown query parameter, or one out of range;
-            - `invalid_cursor`: `after` is not the `next_after` value of a previous page.
-          content:
-            application/problem+json:
-              schema: {$ref: '#/components/schemas/ListGamesBadRequest'}
-        '404':
-          description: "`pool_not_found`: there is no such rating pool."
-          content:
-            application/problem+json:
-              schema: {$ref: '#/components/schemas/PoolNotFoundProblem'}
+        '400': PageBadRequest
+        '404': PoolNotFound
         '500': InternalError
         '503': DatabaseUnavailable
     """

@@ -7,11 +7,22 @@ from marshmallow import Schema, fields
 
 from service.bodies import (
     RATED,
+    RATING_POOL,
     RECEIPT_DESCRIPTION,
     VISIBILITY,
     Invitation,
+    RatingValue,
     Receipt,
 )
+
+
+class SeatRating(RatingValue):
+    """A rated game's seat in the lobby: its player's current rating in the game's pool."""
+
+    anchor = fields.Boolean(
+        required=True,
+        metadata={"description": "A built-in bot's fixed anchor rating (it never moves)."},
+    )
 
 
 class SeatSummary(Schema):
@@ -27,6 +38,22 @@ class SeatSummary(Schema):
         allow_none=True,
         required=True,
         metadata={"description": "The kind of bot playing the seat (`random`, `greedy`), or null."},
+    )
+    account_id = fields.String(
+        allow_none=True,
+        metadata={
+            "description": "On a rated game only: who plays the seat in ratings, its account"
+            " (`bot:<kind>` for a built-in bot's anchor), null while the seat is free."
+        },
+    )
+    rating = fields.Nested(
+        SeatRating,
+        allow_none=True,
+        metadata={
+            "description": "On a rated game only: the seat's player's rating in the game's pool"
+            " now (`GET /accounts/{id}/ratings`), null before their first rated game of the"
+            " pool or while the seat is free. The lobby's list shows it."
+        },
     )
 
 
@@ -57,6 +84,7 @@ class GameSummary(Schema):
     )
     visibility = VISIBILITY()
     rated = RATED()
+    rating_pool = RATING_POOL()
     waiting_for = fields.List(
         fields.Integer(metadata={"minimum": 0}),
         required=True,

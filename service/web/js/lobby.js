@@ -187,6 +187,18 @@ function rated(g) {
   return g.rated ? [h("span", { class: "badge rated" }, "rated"), " "] : null;
 }
 
+// A rated game's seated players' ratings in its pool (the API's ordinal, μ − 3σ; the exact value
+// in data-ordinal), as GET /games gives them: no request of its own.
+function seatRatings(g) {
+  const seated = g.rated ? g.seats.filter((s) => s.account_id) : [];
+  if (!seated.length) return null;
+  const label = (s) => s.name || `${s.bot} bot`;
+  const value = (r) => (!r ? "unrated" : `${r.ordinal.toFixed(1)}${r.anchor ? " (anchor)" : r.provisional ? " (provisional)" : ""}`);
+  return h("span", { class: "ratings muted small" }, " · ratings: ", seated.flatMap((s, i) => [i ? ", " : "",
+    h("span", { class: "seat-rating", dataset: { seat: s.seat, account: s.account_id, ordinal: s.rating ? String(s.rating.ordinal) : "" } },
+      `${label(s)} ${value(s.rating)}`)]));
+}
+
 function players(g) {
   const taken = g.seats.filter((s) => s.name);
   return taken.length ? taken.map((s) => (s.bot && !/bot/i.test(s.name) ? `${s.name} (${s.bot} bot)` : s.name)).join(", ") : "nobody yet";
@@ -248,6 +260,6 @@ function row(g, status, action) {
   }[status];
   return h("li", { dataset: { game: g.game_id } },
     h("a", { href: target, class: "button small", "aria-label": `${action} the ${name} game of ${players(g)}` }, action), " ",
-    h("strong", {}, name), " ", rated(g), h("span", { class: "players" }, players(g)), " · ", h("span", { class: "state" }, state),
+    h("strong", {}, name), " ", rated(g), h("span", { class: "players" }, players(g)), seatRatings(g), " · ", h("span", { class: "state" }, state),
     h("span", { class: "muted small" }, ` · created ${when(g.created_at)}`));
 }
