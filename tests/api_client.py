@@ -23,6 +23,7 @@ import hashlib
 import random
 import re
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -39,6 +40,7 @@ from openapi_core.contrib.requests import RequestsOpenAPIRequest, RequestsOpenAP
 from openapi_core.deserializing.media_types.util import json_loads
 from openapi_core.templating.paths.exceptions import PathError
 from openapi_schema_validator import OAS31Validator
+from patience import scaled
 from psycopg_pool import ConnectionPool
 from werkzeug.serving import WSGIRequestHandler, make_server
 
@@ -489,11 +491,11 @@ def metric_sample(text: str, name: str, **labels: str) -> float:
 
 
 def wait_until(condition: Callable[[], bool], seconds: float = 5.0) -> None:
-    """Poll ``condition`` every 5 ms until it holds; fail after ``seconds`` (a bound, never
-    reached when all goes well)."""
+    """Poll ``condition`` every 5 ms until it holds; fail after ``seconds`` on an idle
+    machine, scaled by its load (a bound, never reached when all goes well: patience.py)."""
     done = threading.Event()
-    for _ in range(int(seconds / 0.005)):
-        if condition():
-            return
+    deadline = time.monotonic() + scaled(seconds)
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError("the condition never held")
         done.wait(0.005)
-    raise AssertionError("the condition never held")

@@ -12,9 +12,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 import redis
+from patience import scaled
 from serve_support import free_port
 
-WAIT = 10.0  # seconds: the most redis-server may take to answer
+WAIT = scaled(10.0)  # seconds: the most redis-server may take to answer
 
 
 class RedisServer:

@@ -15,9 +15,12 @@ from pathlib import Path
 
 import requests
 from api_client import expect_status
+from patience import scaled
 
 ROOT = Path(__file__).resolve().parent.parent
-WAIT = 60.0  # seconds: the most a server may take to start or stop (20 fell short under load)
+WAIT = scaled(
+    60.0
+)  # seconds: the most a server may take to start or stop (20 fell short under load)
 
 
 def free_port() -> int:

@@ -18,6 +18,7 @@ import psycopg
 import pytest
 import requests
 from api_client import ApiClient, expect_problem, expect_status
+from patience import scaled
 
 from service.cli.main import main
 from service.http.hangup import Hangup
@@ -30,7 +31,7 @@ from service.store.events import EventStore
 
 pytest_plugins = ["api_fixtures"]
 
-WAIT = 20.0  # seconds between two chunks: a heartbeat comes every 15 s
+WAIT = scaled(20.0)  # seconds between two chunks: a heartbeat comes every 15 s
 
 
 @dataclass

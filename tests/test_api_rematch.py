@@ -14,11 +14,12 @@ from typing import Any
 import pytest
 import requests
 from api_client import ApiClient, LiveServer, expect_problem, expect_status, serving
+from patience import scaled
 from psycopg_pool import ConnectionPool
 
 pytest_plugins = ["api_fixtures"]
 
-WAIT = 20.0
+WAIT = scaled(20.0)
 
 
 def finished(

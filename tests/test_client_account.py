@@ -30,12 +30,13 @@ from cardroom_client import (
     SushiGoView,
     View,
 )
+from patience import scaled
 from serve_support import Served, cardroom_serve
 from tcp_proxy import tcp_proxy
 
 # Streams that end every second or two: the client resumes many times in one game.
 STREAM_SECONDS = "2"
-WAIT = 120.0  # seconds: the most a bot may take to play its games
+WAIT = scaled(120.0)  # seconds: the most a bot may take to play its games
 
 
 @pytest.fixture(scope="module")

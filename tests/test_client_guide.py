@@ -26,6 +26,7 @@ import httpx
 import pytest
 from cardroom_client import BotSeat, Client
 from client_support import STREAMS_PER_ADDRESS
+from patience import scaled
 from pytest_httpserver import HTTPServer
 from serve_support import Served
 
@@ -37,7 +38,7 @@ pytest_plugins = ["client_fixtures"]
 ROOT = Path(__file__).resolve().parent.parent
 GUIDE = (ROOT / "docs" / "client-guide.md").read_text()
 README = (ROOT / "README.md").read_text()
-WAIT = 60.0  # seconds: the most a refused stream may take to be counted by the server
+WAIT = scaled(60.0)  # seconds: the most a refused stream may take to be counted by the server
 
 
 def block(name: str, text: str = GUIDE) -> str:

@@ -21,9 +21,10 @@ from contextlib import ExitStack, contextmanager
 
 import pytest
 from api_client import ApiClient, Table, play_to_end
+from patience import scaled
 from serve_support import Served, cardroom_serve
 
-WAIT = 20.0
+WAIT = scaled(20.0)
 TOLERANCE = 1.5  # bench/streams.py's goal: pick p99 with streams open within 1.5x of without
 SLACK = 0.05  # seconds on top: a handful of picks on a shared machine is noisy
 

@@ -21,13 +21,14 @@ import psycopg
 import pytest
 import requests
 from api_client import ApiClient, random_move, wait_until
+from patience import scaled
 from serve_support import ROOT, cardroom_serve
 
 from domain import receipts
 from service import keys
 
 BOTS = [{"seat": 1, "kind": "greedy"}]
-WAIT = 60.0  # seconds a refused start may take (it migrates first)
+WAIT = scaled(60.0)  # seconds a refused start may take (it migrates first)
 
 
 @pytest.fixture

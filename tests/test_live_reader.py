@@ -13,12 +13,13 @@ from typing import Any
 import psycopg
 import pytest
 from dbsupport import terminate_sessions
+from patience import scaled
 
 from service.live.hub import SOURCES, Hub
 from service.live.reader import LIMIT, Reader, Source
 
 INTERVAL = 0.05
-WAIT = 10.0  # a wake-up due now comes far sooner; a missed one makes the test fail at this
+WAIT = scaled(10.0)  # a wake-up due now comes far sooner; a missed one makes the test fail at this
 
 Connection = psycopg.Connection[Any]
 

@@ -8,10 +8,11 @@ from collections.abc import Callable
 
 import pytest
 from api_client import wait_until
+from patience import scaled
 
 from service.live.shared import SingleFlight
 
-WAIT = 5.0  # seconds: a bound, never reached when all goes well
+WAIT = scaled(5.0)  # seconds: a bound, never reached when all goes well
 
 
 def test_callers_of_one_key_in_flight_share_one_call() -> None:

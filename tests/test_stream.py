@@ -33,6 +33,7 @@ from api_client import (
 )
 from flask import Flask
 from openapi_schema_validator import OAS31Validator
+from patience import scaled
 from psycopg_pool import ConnectionPool
 from serve_support import cardroom_serve
 from test_api_no_leaks import HIDDEN_PICK_KEYS, Truth, check_no_secret_hands, check_no_seed
@@ -44,7 +45,7 @@ from service.store.events import EventStore
 pytest_plugins = ["api_fixtures"]
 
 ROOT = Path(__file__).resolve().parent.parent
-WAIT = 20.0  # seconds: the most any wait here may take (a failing test, not a slow one)
+WAIT = scaled(20.0)  # seconds: the most any wait here may take (a failing test, not a slow one)
 
 
 # --- reading a stream ---------------------------------------------------------------------------

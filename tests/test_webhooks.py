@@ -27,6 +27,7 @@ from api_client import (
     random_move,
     wait_until,
 )
+from patience import scaled
 from psycopg_pool import ConnectionPool
 from pytest_httpserver import HTTPServer
 from standardwebhooks.webhooks import WebhookVerificationError
@@ -37,7 +38,7 @@ from service.store import webhooks as store
 from service.webhooks.deliver import Deliverer, Options, Schedule
 
 pytest_plugins = ["api_fixtures"]
-WAIT = 30.0
+WAIT = scaled(30.0)
 
 # A database of its own: the `cardroom serve` processes other modules start deliver webhooks
 # too (with their own settings), and must not meet these endpoints.

@@ -20,6 +20,7 @@ from typing import Any
 import own_database
 import pytest
 from api_client import ApiClient, Player, Table, expect_status, random_move, wait_until
+from patience import scaled
 from pytest_httpserver import HTTPServer
 from serve_support import ROOT, cardroom_serve
 from webhook_support import SETTINGS, Received, Receiver, receiving
@@ -29,7 +30,7 @@ pytest_plugins = ["api_fixtures"]
 database_url = own_database.database_url  # the delivering processes see these endpoints only
 pool = own_database.pool
 live_server = own_database.live_server
-WAIT = 60.0
+WAIT = scaled(60.0)
 
 
 @pytest.fixture(scope="module")

@@ -15,6 +15,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
+from patience import scaled
 from playwright.sync_api import BrowserContext, ConsoleMessage, Page, expect
 
 # As the machine's probe found: without the background-networking flags Chromium keeps trying
@@ -32,7 +33,6 @@ CHROMIUM_ARGS = [
 OUTPUT = Path(os.environ.get("CARDROOM_TEST_OUTPUT", Path(__file__).parent.parent / "test-output"))
 SHOTS = OUTPUT / "web"
 TIMEOUT_MS = 20_000  # on an idle machine; scaled by its load (``timeout_ms``)
-MOST_SCALE = 6  # a wait is a guard against a page that never gets there, not a speed test
 # axe-core (the accessibility checker) from the npm registry, installed once into a cache dir
 # rather than vendored: its minified file is half a megabyte, and npm checks its integrity.
 AXE_VERSION = "4.11.0"
@@ -94,8 +94,7 @@ def timeout_ms(base: int = TIMEOUT_MS) -> int:
     load (the run's own workers, or other work on a shared machine: load average 5-10 on 2
     cores once timed out a lobby of 100 games, issue 39 item 14). Waits end when the page gets
     there, so a passing test is no slower; only a failing one takes longer to say so."""
-    load = os.getloadavg()[0] / (os.cpu_count() or 1)
-    return int(base * min(MOST_SCALE, max(1.0, load)))
+    return int(scaled(base))
 
 
 def screenshot(page: Page, name: str) -> Path:
