@@ -8,11 +8,13 @@ WORKDIR /src
 COPY requirements/service.txt requirements/service.txt
 RUN pip install --no-cache-dir -r requirements/service.txt
 COPY pyproject.toml setup.py MANIFEST.in README.md openapi.yaml ./
+# The rules are their own distribution (domain/pyproject.toml, cardroom-rules), which the
+# service's wheel depends on; their dependencies are in service.txt.
 COPY domain ./domain
 COPY service ./service
 COPY docs/rules ./docs/rules
 COPY migrations ./migrations
-RUN pip install --no-cache-dir --no-deps . && rm -rf /src \
+RUN pip install --no-cache-dir --no-deps ./domain . && rm -rf /src \
     && useradd --create-home cardroom \
     && install -d -m 0700 -o cardroom -g cardroom /var/lib/cardroom/keys
 # The keys' named volume (docker-compose.yml) is mounted here: a new volume takes this folder's

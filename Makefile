@@ -23,17 +23,19 @@ $(PY): | python
 
 # The versions CI tested: requirements/*.txt, compiled from pyproject.toml by `make lock`
 # (service.txt: the service alone, for the Dockerfile; run.txt: with the embedded PostgreSQL).
-$(RUN_STAMP): requirements/run.txt pyproject.toml | $(PY)
+# The rules (domain/, cardroom-rules, domain/pyproject.toml) are installed from the checkout,
+# editable: the lockfiles hold what comes from an index, and so not them.
+$(RUN_STAMP): requirements/run.txt pyproject.toml domain/pyproject.toml | $(PY)
 	$(PY) -m pip install -r requirements/run.txt
-	$(PY) -m pip install --no-deps -e .
+	$(PY) -m pip install --no-deps -e ./domain -e .
 	touch $(RUN_STAMP)
 
 # The client package (clients/python, cardroom-client) is installed beside the service: its
 # tests, the guide's examples and the PettingZoo environment use it; its dependencies are in
 # the test extra.
-$(STAMP): requirements/dev.txt pyproject.toml clients/python/pyproject.toml | $(PY)
+$(STAMP): requirements/dev.txt pyproject.toml domain/pyproject.toml clients/python/pyproject.toml | $(PY)
 	$(PY) -m pip install -r requirements/dev.txt
-	$(PY) -m pip install --no-deps -e . -e clients/python
+	$(PY) -m pip install --no-deps -e ./domain -e . -e clients/python
 	touch $(STAMP) $(RUN_STAMP)
 
 # Without DATABASE_URL an embedded PostgreSQL keeps its files in ./data/postgres.
@@ -74,14 +76,15 @@ redis:
 openapi: $(STAMP)
 	$(VENV)/bin/cardroom openapi > openapi.yaml
 
-# Recompile the lockfiles after changing the dependencies in pyproject.toml.
+# Recompile the lockfiles after changing the dependencies in pyproject.toml or
+# domain/pyproject.toml. cardroom-rules itself is found in the checkout ([tool.uv.sources]) and
+# left out: its dependencies are locked, it is installed from ./domain.
+LOCK := $(VENV)/bin/uv pip compile --quiet --universal --python-version 3.11 pyproject.toml \
+	  --no-emit-package cardroom-rules
 lock: $(STAMP)
-	$(VENV)/bin/uv pip compile --quiet --universal --python-version 3.11 pyproject.toml \
-	  -o requirements/service.txt
-	$(VENV)/bin/uv pip compile --quiet --universal --python-version 3.11 pyproject.toml \
-	  --extra embedded -o requirements/run.txt
-	$(VENV)/bin/uv pip compile --quiet --universal --python-version 3.11 pyproject.toml \
-	  --extra embedded --extra test --extra dev -o requirements/dev.txt
+	$(LOCK) -o requirements/service.txt
+	$(LOCK) --extra embedded -o requirements/run.txt
+	$(LOCK) --extra embedded --extra test --extra dev -o requirements/dev.txt
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .

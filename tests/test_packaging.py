@@ -1,5 +1,6 @@
-"""The wheel is a whole service: installed without the checkout (not editable), ``cardroom
-migrate`` brings a fresh database up to date and ``cardroom serve`` answers, contract included.
+"""The wheel is a whole service: installed without the checkout (not editable), with the rules'
+wheel it depends on (cardroom-rules, domain/), ``cardroom migrate`` brings a fresh database up to
+date and ``cardroom serve`` answers, contract included.
 
 Why no download: the temporary venv sees this venv's site-packages (the dependencies) through a
 .pth line, which adds them to ``sys.path`` but runs none of their .pth files, so the editable
@@ -40,8 +41,10 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     shutil.copytree(ROOT, work / "src", ignore=SKIP)  # never build in the checkout itself
     pip = [sys.executable, "-m", "pip", "--disable-pip-version-check", "-q"]
     build = [*pip, "wheel", "--no-deps", "--no-build-isolation", "-w", str(work / "dist")]
-    subprocess.run([*build, str(work / "src")], check=True)
+    # the service and the rules it depends on (domain/, cardroom-rules: issue 38)
+    subprocess.run([*build, str(work / "src"), str(work / "src" / "domain")], check=True)
     (wheel,) = (work / "dist").glob("cardroom-*.whl")
+    (rules,) = (work / "dist").glob("cardroom_rules-*.whl")
     venv = work / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     python = venv / "bin" / "python"
@@ -52,7 +55,8 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
         text=True,
     ).stdout.strip()
     (Path(site) / "deps.pth").write_text(sysconfig.get_path("purelib") + "\n")
-    subprocess.run([*pip, "--python", str(python), "install", "--no-deps", str(wheel)], check=True)
+    install = [*pip, "--python", str(python), "install", "--no-deps", str(wheel), str(rules)]
+    subprocess.run(install, check=True)
     return venv / "bin"
 
 
@@ -71,6 +75,14 @@ def test_the_wheel_migrates_and_serves(installed: Path, database_url: str, tmp_p
         check=True,
     ).stdout
     assert where.startswith(str(installed.parent)), where  # the wheel, not the checkout
+    rules = subprocess.run(
+        [str(installed / "python"), "-c", "import domain; print(domain.__file__)"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert rules.startswith(str(installed.parent)), rules  # cardroom-rules' wheel
 
     name = f"cardroom_wheel_{time.monotonic_ns() % 10**9}"
     url = db.ensure_database(database_url, name)

@@ -22,8 +22,8 @@ from .errors import RulesNotInstalled
 
 Source = str | bytes | os.PathLike[str]
 INSTALL = (
-    "audit_export needs the game rules: the repository's domain/ package (`pip install ./domain`"
-    " once it is its own distribution, cardroom-rules; until then a checkout on PYTHONPATH)"
+    "audit_export needs the game rules, cardroom-rules: from a checkout, `pip install ./domain`"
+    " (or `pip install ./domain './clients/python[env]'`)"
 )
 
 

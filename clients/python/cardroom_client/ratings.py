@@ -5,10 +5,11 @@ service's own code (the repository's ``domain/ratings.py``, on ``openskill``);
 pools, listed by ``GET /leaderboards/{pool}/games``); and ``check(client, ledger)`` compares the
 result, float for float, with what the service says (``GET /accounts/{id}/ratings``).
 
-Like ``cardroom_client.env``, this needs the repository's ``domain/`` engine importable (and
-``openskill``, pinned to the service's version: pip install "openskill==6.2.0"); the rest of the
-package does not. ``cardroom ratings rebuild EXPORT… --check URL`` and ``cardroom ratings
-rebuild --from URL --check`` are the same from the command line.
+Like ``cardroom_client.env``, this needs the game rules installed (cardroom-rules, the
+repository's ``domain/``: ``pip install ./domain``, which brings ``openskill`` at the service's
+pinned version); the rest of the package does not. ``cardroom ratings rebuild EXPORT…
+--check URL`` and ``cardroom ratings rebuild --from URL --check`` are the same from the command
+line.
 
 A rating depends on every rated game of its pool before it (the opponents' ratings at the
 time): rebuild from the exports of every rated game of the pool, not only your own.
