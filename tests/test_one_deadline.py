@@ -108,9 +108,11 @@ def test_48_clients_behind_a_held_lock_answer_within_the_budget(
         assert len(waited) == 48 and max(waited) <= BUDGET + SLACK + queued, sorted(waited)
         assert_in_budget(answers, queued=2 * queued)  # at the client: its queueing too
         for answer in answers:
-            assert_unavailable(answer, "lock", "pool")
+            assert_unavailable(answer, "lock", "pool", "down")
         causes = {body["cause"] for _, _, body, _ in answers}
-        assert causes == {"lock", "pool"}, causes  # 4 behind the lock, 44 waiting for them
+        # 4 behind the lock, 44 waiting for them; on a loaded machine a lock waiter whose server
+        # did not answer the watchdog within the grace is cut off (``down``), within the budget
+        assert {"lock", "pool"} <= causes <= {"lock", "pool", "down"}, causes
         lock = next(body for _, _, body, _ in answers if body["cause"] == "lock")
         assert "lock" in lock["detail"] and "cannot be reached" not in lock["detail"]
         # The lock is gone: at once, and the pool is whole again.
