@@ -56,6 +56,8 @@ from typing import Any
 
 import requests
 
+from bench.webhook_meter import Meter
+
 ROOT = Path(__file__).resolve().parent.parent
 HOST = "127.0.0.1"
 FAST = {  # short retries, so that a run ends in minutes; no jitter
@@ -68,7 +70,8 @@ FAST = {  # short retries, so that a run ends in minutes; no jitter
 }
 
 
-RETRY_SECONDS = 120.0  # a pick sent again (its key the same) while it gets no answer or a 503
+CLIENTS = 16  # picks in flight at most (one game's one after the other)
+RETRY_SECONDS = 600.0  # a pick sent again (its key the same) while it gets no answer or a 503
 
 
 def percentile(values: list[float], share: float) -> float:
@@ -243,15 +246,21 @@ def process(command: list[str], url: str, env: dict[str, str]) -> Iterator[subpr
 
 @contextmanager
 def serving(
-    url: str, workers: int, deliver: bool, env: dict[str, str] | None = None
+    url: str,
+    workers: int,
+    deliver: bool,
+    env: dict[str, str] | None = None,
+    started: list[subprocess.Popen[bytes]] | None = None,
 ) -> Iterator[str]:
     port = free_port()
     command = [sys.executable, "-m", "service.cli.main", "serve", "--port", str(port)]
     command += ["--workers", str(workers), "--no-access-log"]
     env = {**(env or {}), "CARDROOM_WEBHOOKS_DELIVER": "1" if deliver else "0"}
-    with process(command, url, env):
+    with process(command, url, env) as server:
+        if started is not None:
+            started.append(server)
         base = f"http://{HOST}:{port}"
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + 180  # a loaded machine's start
         while True:
             try:
                 if requests.get(f"{base}/healthz", timeout=1).status_code == 200:
@@ -262,6 +271,20 @@ def serving(
                 raise RuntimeError("the server did not start")
             time.sleep(0.2)
         yield base
+
+
+def wait_for_reader(url: str, name: str, timeout: float = 120) -> None:
+    """Until a process's log reader (its ``application_name``) is connected to the database."""
+    import psycopg
+
+    query = "SELECT count(*) FROM pg_stat_activity WHERE application_name = %s AND datname ="
+    query += " current_database()"
+    deadline = time.monotonic() + timeout
+    with psycopg.connect(url, autocommit=True) as conn:
+        while (row := conn.execute(query, (name,)).fetchone()) is None or row[0] == 0:
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"no {name} connected after {timeout} s")
+            time.sleep(0.2)
 
 
 def delivering(url: str, env: dict[str, str] | None = None) -> Any:
@@ -278,6 +301,8 @@ class Game:
     session: requests.Session
     view: dict[str, Any] = field(default_factory=dict)
     picks: int = 0
+    resent: int = 0  # picks sent again (same key) after no answer
+    busy: int = 0  # ... after a 503 (the database failing over, or the server overloaded)
 
     @property
     def over(self) -> bool:
@@ -313,11 +338,13 @@ def pick(base: str, game: Game) -> float:
         try:
             answer = game.session.post(f"{base}/games/{game.id}/moves", json=body,
                                        headers=headers, timeout=30)  # fmt: skip
-        except requests.ConnectionError:  # a kept-alive connection the server closed while
-            answer = None  # idle: sent again with the same key, it counts once whatever happened
+        except (requests.ConnectionError, requests.Timeout):  # a kept-alive connection the
+            answer = None  # server closed while idle, or no answer in time (an overloaded
+            game.resent += 1  # machine): sent again with the same key, it counts once
         # A 503 (the database failing over, bench.webhooks_failover): the same key again later.
         if answer is not None and answer.status_code != 503 or time.monotonic() > deadline:
             break
+        game.busy += answer is not None
         time.sleep(0.2 if answer is None else 0.5)
     took = time.perf_counter() - started
     if answer is None:
@@ -350,7 +377,7 @@ def play_paced(base: str, games: list[Game], picks: int, spread: float) -> list[
     by_game: dict[int, list[int]] = defaultdict(list)
     for index in range(picks):
         by_game[index % len(games)].append(index)
-    with ThreadPoolExecutor(len(by_game)) as pool:
+    with ThreadPoolExecutor(min(len(by_game), CLIENTS)) as pool:
         list(pool.map(lambda indices: [one(i) for i in indices], by_game.values()))
     return latencies
 
@@ -363,19 +390,25 @@ def latency_and_cost(url: str, args: argparse.Namespace) -> dict[str, Any]:
     (``CARDROOM_WEBHOOKS_DELIVER=0``) and one ``cardroom deliver`` process does, as
     docker-compose runs it; ``serve``: the workers deliver (the default setting)."""
     in_serve = args.deliver_in == "serve"
+    watched: list[subprocess.Popen[bytes]] = []  # the server, then the deliverer
     with ExitStack() as stack:
         hook, receiver = stack.enter_context(receiving_apart())
-        base = stack.enter_context(serving(url, args.workers, deliver=in_serve))
+        base = stack.enter_context(serving(url, args.workers, in_serve, started=watched))
         if not in_serve:
-            stack.enter_context(delivering(url))
+            watched.append(stack.enter_context(delivering(url)))
+            wait_for_reader(url, "cardroom-deliver")  # started: no message waits for it
+        meter = Meter(url, [p.pid for p in watched])
         hooked = [new_game(base, args.per_game, hook) for _ in range(args.games)]
         plain = [new_game(base, 0, None) for _ in range(args.games)]
         pairs: list[tuple[float, float]] = []  # (p50 without, p50 with) per round
         with_endpoints: list[float] = []
         without: list[float] = []
         for _ in range(args.rounds):  # alternated: the machine's drift falls on both sides
+            meter.mark()
             bare = play_paced(base, plain, args.picks, args.spread)
+            meter.mark("without")
             busy = play_paced(base, hooked, args.picks, args.spread)
+            meter.mark("with")
             pairs.append((percentile(bare, 0.5), percentile(busy, 0.5)))
             without, with_endpoints = without + bare, with_endpoints + busy
         owed = sum(g.picks for g in hooked) * args.per_game
@@ -409,6 +442,7 @@ def latency_and_cost(url: str, args: argparse.Namespace) -> dict[str, Any]:
         "pick p50 ratio (pooled)": round(
             percentile(with_endpoints, 0.5) / percentile(without, 0.5), 3
         ),
+        "per phase, summed over rounds": meter.report(len(without), len(with_endpoints)),
     }
 
 
@@ -491,6 +525,8 @@ def _tally(receiver: Receiver, games: list[Game], ids: set[str]) -> dict[str, An
         "failed attempts (the receiver's 30 %)": sum(1 for a in arrivals if a.status >= 300),
         "duplicate successes": len(successes) - len(set(successes)),
         "versions out of order (per game, 2xx)": out_of_order,
+        "picks sent again after no answer (same key)": sum(g.resent for g in games),
+        "picks sent again after a 503 (same key)": sum(g.busy for g in games),
     }
 
 
