@@ -39,6 +39,7 @@ from service.errors import ServiceError
 from service.play import GameService
 from service.store.deadlines import Expired
 from service.store.events import StoreUnavailable
+from service.store.failures import database_away
 
 log = logging.getLogger(__name__)
 
@@ -112,7 +113,15 @@ class Sweeper:
 
     def _loop(self) -> None:
         while not self._stop.wait(self.interval):
-            try:
-                self.sweep()
-            except Exception:  # the database may be down: keep trying, say it once per sweep
+            self.sweep_logged()
+
+    def sweep_logged(self) -> None:
+        """One sweep; a failure is logged (the database away: one line) and the loop goes on."""
+        try:
+            self.sweep()
+        except Exception as exc:  # the database may be down: keep trying, say it once per sweep
+            cause = database_away(exc)
+            if cause is None:
                 log.exception("turn clock: sweep failed")
+            else:
+                log.warning("turn clock: sweep skipped, the database is away (%s): %s", cause, exc)

@@ -60,3 +60,13 @@ def cause_of(error: BaseException) -> Cause:
 def unavailable(error: psycopg.Error, cause: Cause | None = None) -> StoreUnavailable:
     """``error`` as a :class:`StoreUnavailable` (raise it ``from error``)."""
     return StoreUnavailable(str(error), cause or cause_of(error))
+
+
+def database_away(error: BaseException) -> Cause | None:
+    """Why the database was away, if ``error`` says it was (not a fault of the code): a
+    background loop logs it as one line, not a traceback, and tries again."""
+    if isinstance(error, StoreUnavailable):
+        return error.cause
+    if isinstance(error, (psycopg.OperationalError, PoolTimeout)):
+        return cause_of(error)
+    return None

@@ -36,11 +36,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import psycopg
-from psycopg_pool import ConnectionPool
+from psycopg_pool import ConnectionPool, PoolTimeout
 
 from service.keys import Keyring
 from service.settings import settings
 from service.store import webhooks as store
+from service.store.failures import database_away
 from service.store.recent import Recent
 from service.store.webhooks import Attempted, Checkpoint, Endpoint, Outcome
 from service.webhooks import sign, transport
@@ -139,14 +140,22 @@ class Deliverer:
 
     def _run(self) -> None:
         while not self._stopping.is_set():
-            try:
-                claimed = self.run_once()
-            except Exception:  # the database away, say: try again after a pause
-                log.warning("webhooks: claiming failed; trying again", exc_info=True)
-                claimed = 0
+            claimed = self.run_once_logged()
             if claimed == 0:
                 self._woken.wait(self.options.poll)
                 self._woken.clear()
+
+    def run_once_logged(self) -> int:
+        """:meth:`run_once`; a failure is logged (the database away: one line) and counts 0."""
+        try:
+            return self.run_once()
+        except Exception as exc:  # the database away, say: try again after a pause
+            cause = database_away(exc)
+            if cause is None:
+                log.warning("webhooks: claiming failed; trying again", exc_info=True)
+            else:
+                log.warning("webhooks: the database is away (%s), trying again: %s", cause, exc)
+            return 0
 
     def run_once(self) -> int:
         """Claim what free slots allow and post to each claimed endpoint on its own thread;
@@ -186,8 +195,19 @@ class Deliverer:
     def _serve(self, endpoint: Endpoint, lease: uuid.UUID) -> None:
         try:
             self.deliver(endpoint, lease)
-        except Exception:
-            log.warning("webhooks: delivering to endpoint %s failed", endpoint.id, exc_info=True)
+        except Exception as exc:
+            cause = database_away(exc)
+            if cause is None:
+                log.warning(
+                    "webhooks: delivering to endpoint %s failed", endpoint.id, exc_info=True
+                )
+            else:
+                log.warning(
+                    "webhooks: endpoint %s waits, the database is away (%s): %s",
+                    endpoint.id,
+                    cause,
+                    exc,
+                )
         finally:
             self._free.release()
             self._woken.set()  # it may have more: look again
@@ -308,8 +328,8 @@ class Deliverer:
         try:
             with self.pool.connection() as conn:
                 purged = store.purge(conn)
-        except psycopg.Error:
-            log.warning("webhooks: could not purge the delivery log", exc_info=True)
+        except (psycopg.Error, PoolTimeout) as exc:  # the next one will do
+            log.warning("webhooks: could not purge the delivery log: %s", exc)
             return
         if purged:
             log.info("webhooks: purged %d attempts older than %d days", purged, store.KEPT_DAYS)
