@@ -43,5 +43,8 @@ def test_the_engine_and_the_environment_are_counted_from_the_same_process_state(
     game, env = _state("game"), _state("env")
     assert "numpy" in game["modules"] and "pettingzoo" in game["modules"]
     assert game["modules"] == env["modules"]
-    assert game["objects"] == env["objects"]  # the same heap for the collector to walk
+    # The same heap for the collector to walk: a handful of objects may differ between two
+    # processes (CI met 51,060 against 51,058); apart, the engine's had 19,059 against 50,980.
+    objects = int(str(game["objects"])), int(str(env["objects"]))
+    assert abs(objects[0] - objects[1]) <= objects[1] // 1000
     assert game["counts"] == env["counts"]  # and the same collector state to count from

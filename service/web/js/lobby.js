@@ -218,9 +218,17 @@ function gameList(status, title, action) {
 
   async function refresh() {
     try {
-      const page = await get(Math.min(shown, 100), null);
-      replace(list, page.games.length ? page.games.map((g) => row(g, status, action)) : h("li", { class: "muted" }, "None right now."));
-      next = page.next_after;
+      // As many rows as were shown, in pages of at most 100 (the API's most): a refresh must
+      // not drop the rows "More" added (it did past 100, under the reader's eyes).
+      const games = [];
+      let after = null;
+      do {
+        const page = await get(Math.min(shown - games.length, 100), after);
+        games.push(...page.games);
+        after = page.next_after;
+      } while (after && games.length < shown);
+      replace(list, games.length ? games.map((g) => row(g, status, action)) : h("li", { class: "muted" }, "None right now."));
+      next = after;
       more.hidden = !next;
     } catch (error) {
       notify(error.message);
