@@ -36,7 +36,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import math
-import shutil
 import tempfile
 import time
 import uuid
@@ -52,7 +51,6 @@ from bench.streams import (
     Api,
     Game,
     Phase,
-    close_stats,
     database,
     healthz_while,
     log,
@@ -65,6 +63,7 @@ from bench.streams import (
     server_pss_kb,
     source_address,
     start_server,
+    tear_down,
     transactions,
     turn_of,
     wait_open,
@@ -338,11 +337,7 @@ async def run(url: str, o: Options) -> Report:
             busies.append(await measure_phase(port, o.pick_clients))
             tallies.append(crowds.close())
     finally:
-        close_stats()
-        crowds.exit()
-        server.terminate()
-        server.wait(timeout=60)
-        shutil.rmtree(site, ignore_errors=True)
+        tear_down(crowds, server, site)
     return Report(
         o,
         idles,

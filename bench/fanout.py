@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import secrets
-import shutil
 import tempfile
 from pathlib import Path
 
@@ -30,12 +29,12 @@ from bench.streams import (
     Api,
     FanOut,
     accounted,
-    close_stats,
     fan_out,
     new_game,
     percentile,
     raise_open_files_limit,
     start_server,
+    tear_down,
     wait_open,
     watcher_specs,
 )
@@ -66,11 +65,7 @@ async def measure(
         crowds.close()
         return paced
     finally:
-        close_stats()
-        crowds.exit()
-        server.terminate()
-        server.wait(timeout=60)
-        shutil.rmtree(site, ignore_errors=True)
+        tear_down(crowds, server, site)
 
 
 def interval_ms() -> float:

@@ -373,6 +373,16 @@ def close_stats() -> None:
     _STATS.clear()
 
 
+def tear_down(crowds: Crowds, server: subprocess.Popen[bytes], site: Path) -> None:
+    """What a streams run leaves: the stats connections, the watchers' processes, the server
+    and its site folder."""
+    close_stats()
+    crowds.exit()
+    server.terminate()
+    server.wait(timeout=60)
+    shutil.rmtree(site, ignore_errors=True)
+
+
 async def accounted(server: int, url: str, phase: Awaitable[FanOut]) -> FanOut:
     """``phase``'s result with the server's CPU seconds and the database's transactions
     spent meanwhile (until every watcher had the events: picks and deliveries together)."""
@@ -650,11 +660,7 @@ async def run(
             f"errors {dict(errors)}",
         ]
     finally:
-        close_stats()
-        crowds.exit()
-        server.terminate()
-        server.wait(timeout=60)
-        shutil.rmtree(site, ignore_errors=True)
+        tear_down(crowds, server, site)
     return "\n".join(lines)
 
 
