@@ -130,7 +130,12 @@ def head(conn: Any) -> Cursor:
     """A cursor before every row that may still commit, past every row that has for sure:
     a new stream starts there (rows just committed above it may be sent: at least once)."""
     row = conn.execute(HEAD).fetchone()
-    return Cursor(int(row[0]) - 1, NEWEST)
+    return _below(row[0])
+
+
+def _below(xmin: str) -> Cursor:
+    """A cursor past every transaction below ``xmin`` (all ended), before any at or above it."""
+    return Cursor(int(xmin) - 1, NEWEST)
 
 
 OPENING = """
@@ -147,4 +152,4 @@ def opening(conn: Any, account_id: str) -> tuple[Cursor, set[int]]:
     already tells, so they are not sent again. A bot would take such a row for a turn still
     to play and answer it twice."""
     row = conn.execute(OPENING, (account_id,)).fetchone()
-    return Cursor(int(row[0]) - 1, NEWEST), set(row[1])
+    return _below(row[0]), set(row[1])
