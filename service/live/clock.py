@@ -39,7 +39,7 @@ from service.errors import ServiceError
 from service.play import GameService
 from service.store.deadlines import Expired
 from service.store.events import StoreUnavailable
-from service.store.failures import database_away
+from service.store.failures import log_failure
 
 log = logging.getLogger(__name__)
 
@@ -120,8 +120,4 @@ class Sweeper:
         try:
             self.sweep()
         except Exception as exc:  # the database may be down: keep trying, say it once per sweep
-            cause = database_away(exc)
-            if cause is None:
-                log.exception("turn clock: sweep failed")
-            else:
-                log.warning("turn clock: sweep skipped, the database is away (%s): %s", cause, exc)
+            log_failure(log, "turn clock: sweep failed", exc, fault=logging.ERROR)

@@ -6,6 +6,7 @@ Each cause is a different thing for an operator to look at, so the 503 a client 
 
 from __future__ import annotations
 
+import logging
 from typing import Literal
 
 import psycopg
@@ -70,3 +71,16 @@ def database_away(error: BaseException) -> Cause | None:
     if isinstance(error, (psycopg.OperationalError, PoolTimeout)):
         return cause_of(error)
     return None
+
+
+def log_failure(
+    log: logging.Logger, what: str, error: BaseException, fault: int = logging.WARNING
+) -> None:
+    """Log a background loop's failure: the database away in one line (it is not a fault of
+    the code, and a failover would log a traceback per attempt), anything else with its
+    traceback at level ``fault``."""
+    cause = database_away(error)
+    if cause is None:
+        log.log(fault, what, exc_info=error)
+    else:
+        log.warning("%s: the database is away (%s): %s", what, cause, error)

@@ -41,7 +41,7 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 from service.keys import Keyring
 from service.settings import settings
 from service.store import webhooks as store
-from service.store.failures import database_away
+from service.store.failures import log_failure
 from service.store.recent import Recent
 from service.store.webhooks import Attempted, Checkpoint, Endpoint, Outcome
 from service.webhooks import sign, transport
@@ -150,11 +150,7 @@ class Deliverer:
         try:
             return self.run_once()
         except Exception as exc:  # the database away, say: try again after a pause
-            cause = database_away(exc)
-            if cause is None:
-                log.warning("webhooks: claiming failed; trying again", exc_info=True)
-            else:
-                log.warning("webhooks: the database is away (%s), trying again: %s", cause, exc)
+            log_failure(log, "webhooks: claiming failed; trying again", exc)
             return 0
 
     def run_once(self) -> int:
@@ -196,18 +192,7 @@ class Deliverer:
         try:
             self.deliver(endpoint, lease)
         except Exception as exc:
-            cause = database_away(exc)
-            if cause is None:
-                log.warning(
-                    "webhooks: delivering to endpoint %s failed", endpoint.id, exc_info=True
-                )
-            else:
-                log.warning(
-                    "webhooks: endpoint %s waits, the database is away (%s): %s",
-                    endpoint.id,
-                    cause,
-                    exc,
-                )
+            log_failure(log, f"webhooks: delivering to endpoint {endpoint.id} failed", exc)
         finally:
             self._free.release()
             self._woken.set()  # it may have more: look again
