@@ -48,6 +48,7 @@ from pathlib import Path
 from typing import Any
 
 PLAYERS = 4
+LONG_POLL_SECONDS = 2  # what a seat's long poll asks to wait: its answer may take that + the budget
 ROOT = Path(__file__).resolve().parent.parent
 Answer = tuple[int, dict[str, str], Any]
 
@@ -486,7 +487,7 @@ def play_seat(run: Run, game: str, index: int) -> None:
                 run.problem(f"{game} seat {seat}: the run's deadline passed")
                 return
             status, _, view = client.call(
-                "GET", f"{game}?wait_after={version}&wait_seconds=2", token=token
+                "GET", f"{game}?wait_after={version}&wait_seconds={LONG_POLL_SECONDS}", token=token
             )
             if status != 200:
                 run.problem(f"GET {game}: {status} {view}")

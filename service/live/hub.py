@@ -336,6 +336,7 @@ def wait_past(
     if current.version > after:
         return current
     deadline = monotonic() + seconds
+    latest = budget.after_waiting(seconds)  # the answer is out by arrival + wait + budget
     listened, epoch = hub.listening, hub.epoch
     hub.start()
     if not listened:
@@ -350,9 +351,9 @@ def wait_past(
         if not woken and hub.listening and hub.epoch == epoch:
             break  # the time is up and no append was missed: nothing to read again
         epoch = hub.epoch
-        budget.start()  # the wait is over: the request's reads get a budget from now
+        budget.start(not_after=latest)  # the wait is over: the reads get a budget from now
         current = _RELOADS.run((game_id, after), load).result or current
-    budget.start()  # what the answer still reads gets a budget of its own too
+    budget.start(not_after=latest)  # and what the answer still reads
     return current
 
 

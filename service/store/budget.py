@@ -62,13 +62,22 @@ def reserve(seconds: float) -> float:
     return min(MAX_RESERVE_SECONDS, seconds / 4)
 
 
-def start(seconds: float | None = None) -> None:
+def start(seconds: float | None = None, not_after: float | None = None) -> None:
     """This request's deadline: ``seconds`` (default: the request budget) from now, less the
-    reserve for its answer. Called again by a request that waited for something else meanwhile
-    (a long poll, once woken): a new deadline, and a new guard."""
+    reserve for its answer, and never past ``not_after``. Called again by a request that waited
+    for something else meanwhile (a long poll, once woken): a new deadline, and a new guard."""
     budget = settings().request_budget if seconds is None else seconds
-    _deadline.set(monotonic() + budget - reserve(budget))
+    until = monotonic() + budget - reserve(budget)
+    _deadline.set(until if not_after is None else min(until, not_after))
     _forget_guard()
+
+
+def after_waiting(seconds: float) -> float:
+    """The latest deadline of a request that also waits ``seconds`` for something else (a long
+    poll): its own pushed back by the wait, so that it answers within its arrival + the wait
+    + one budget however its reads and its wait fall (issue 39, item 6: long polls answered
+    past that in a failover, each read after the wait getting a whole budget of its own)."""
+    return deadline() + seconds
 
 
 def end() -> None:

@@ -61,8 +61,11 @@ def get_game(game_id: str) -> Response:
         **Long poll.** With `wait_after=N` the answer waits until the game's `version` is past
         `N` (it returns at once if it already is), or for `wait_seconds` (default and at most
         30); then it answers as usual: the view, changed or not (or `304` if it matches
-        `If-None-Match`). Pass the `version` of the view you have. For every event as it
-        happens, see `GET /games/{game_id}/stream`.
+        `If-None-Match`). Pass the `version` of the view you have. The answer (or a `503`
+        with `Retry-After`) comes within `wait_seconds` plus the request budget (5 s unless
+        the operator set `CARDROOM_REQUEST_BUDGET`) of the request's arrival: give your
+        client a longer timeout. For every event as it happens, see
+        `GET /games/{game_id}/stream`.
       security:
       - {}
       - bearerAuth: []
