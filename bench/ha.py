@@ -108,7 +108,7 @@ class Row:
     problems: list[str] = field(default_factory=list)
 
 
-def bound(kind: str, options: HaOptions) -> float:
+def answer_bound(kind: str, options: HaOptions) -> float:
     """How long an answer may take: the request budget (+ the slack), and a long poll's wait on
     top (it answers within its wait + the budget, service/live/hub.py: wait_past)."""
     wait = LONG_POLL_SECONDS if kind == "long poll" else 0.0
@@ -132,7 +132,7 @@ def tally(row: Row, result: Result, notes: Notes, options: HaOptions) -> None:
     row.unavailable = sum(status == 503 and retry for _, _, status, retry, _ in window)
     row.bad_answers = row.answers - row.ok_answers - row.unavailable
     row.slowest = round(max((a[1] for a in window), default=0.0), 2)
-    late = Counter(kind for _, took, _, _, kind in window if took > bound(kind, options))
+    late = Counter(kind for _, took, _, _, kind in window if took > answer_bound(kind, options))
     row.over_budget = sum(late.values())
     if late:
         notes.details["past the budget"] = ", ".join(f"{k} {n}" for k, n in late.most_common())
