@@ -21,8 +21,9 @@ member, a Patroni member with PostgreSQL 15 (every member archiving its WAL: Pat
    game of the first set with an audit that passes (hash chain and the service's signature) and
    answer 404 for the second set's; then more games are played on the restored cluster.
 
-    python -m bench.pitr_patroni                  # 6 games before the target, 6 after, 2 after
-    python -m bench.pitr_patroni --before 1 --after 1 --after-restore 0 --no-fsync   # CI's
+    python -m bench.pitr_patroni       # 6 games before the target, 6 after, 2 on the restored
+    python -m bench.pitr_patroni --before 1 --after 1 --after-restore 0 --workers 1 --no-fsync
+                                       # tests/test_pitr_patroni.py's
 
 Root only (namespaces), Debian's patroni, etcd-server and postgresql-15; run it under
 ``flock /work/patroni.lock`` where other drills may run (one cluster at a time per machine).
@@ -65,7 +66,7 @@ class PitrOptions:
     before: int = 6  # games played before the target
     after: int = 6  # games played after it (the restore must leave them out)
     after_restore: int = 2  # games played on the restored cluster
-    workers: int = 1  # each host's `cardroom serve` workers
+    workers: int = 2  # each host's `cardroom serve` workers (the drill's)
     fsync: bool = True
 
 

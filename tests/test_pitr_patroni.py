@@ -31,7 +31,7 @@ def test_a_point_in_time_restore_into_the_patroni_cluster(tmp_path: Path) -> Non
         if in_ci():
             pytest.fail(f"{reason}: .ci/run installs what it needs, as root")
         pytest.skip(reason)
-    options = PitrOptions(before=1, after=1, after_restore=0, fsync=False)
+    options = PitrOptions(before=1, after=1, after_restore=0, workers=1, fsync=False)
     before = namespaces()
     try:
         result = drill(options, log=tmp_path / "servers.log")
