@@ -8,18 +8,20 @@ member, a Patroni member with PostgreSQL 15 (every member archiving its WAL: Pat
 2. The first set of games played through the hosts (bench/load.py's clients, each game checked
    and audited); its events counted; the target recorded (the leader's ``now()``).
 3. The second set played; the segment holding it archived.
-4. The service stopped; Patroni stopped on every host, the standbys first (as ``systemctl stop
-   patroni``: the leader gives its key up); the cluster's keys removed from etcd (``patronictl
-   remove``); every member's data directory moved aside.
+4. Patroni stopped on every host, the standbys first (as ``systemctl stop patroni``: the
+   leader gives its key up); the cluster's keys removed from etcd (``patronictl remove``); every
+   member's data directory moved aside. The hosts' ``cardroom serve`` keep running (they answer
+   503 meanwhile; ``--restart-hosts``: stopped before, started after).
 5. Patroni started on the first host with a custom bootstrap method (``bootstrap.method:
    pitr``): its command copies the base backup into the data directory, its ``recovery_conf``
    replays the archive up to the target (``restore_command``, ``recovery_target_time``,
    ``recovery_target_action: promote``); then on the other two, which clone the restored leader.
 6. Checked: the restored leader holds every event of the first set and none of the second
    (bench/backup.py's comparison) on a new timeline, every game's hash chain whole; each standby
-   streams from it on that timeline with the same events; the hosts, started again, serve every
-   game of the first set with an audit that passes (hash chain and the service's signature) and
-   answer 404 for the second set's; then more games are played on the restored cluster.
+   streams from it on that timeline with the same events; every host serves every game of the
+   first set with an audit that passes (hash chain and the service's signature) and answers 404
+   for the second set's (nothing it cached of them survives the restore); then more games are
+   played on the restored cluster.
 
     python -m bench.pitr_patroni       # 6 games before the target, 6 after, 2 on the restored
     python -m bench.pitr_patroni --before 1 --after 1 --after-restore 0 --workers 1 --no-fsync
@@ -35,6 +37,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -67,6 +70,9 @@ class PitrOptions:
     after: int = 6  # games played after it (the restore must leave them out)
     after_restore: int = 2  # games played on the restored cluster
     workers: int = 2  # each host's `cardroom serve` workers (the drill's)
+    # The hosts stopped before the restore and started after it; by default they keep running
+    # (503 while the cluster is down) and must drop what they cached of the lost games.
+    restart_hosts: bool = False
     fsync: bool = True
 
 
@@ -85,6 +91,7 @@ class Pitr:
     seconds: dict[str, float] = field(default_factory=dict)
     base_mb: float = 0.0
     segments: int = 0  # WAL segments in the archive when the restore began
+    replayed: int = 0  # WAL segments from the base backup's start to the target
     load: list[float] = field(default_factory=list)  # 1-minute load average: began, ended
     problems: list[str] = field(default_factory=list)
 
@@ -97,7 +104,7 @@ class Pitr:
         lines = [
             f"games: {len(self.first)} before the target {self.target}, {len(self.second)} after",
             f"base backup {self.base_mb} MB from the synchronous standby; {self.segments} WAL"
-            " segments archived when the restore began",
+            f" segments archived when the restore began, {self.replayed} replayed to the target",
             f"restored leader: {r}; timeline {self.timeline}",
             f"standbys: {self.standbys}",
             f"the service, every host: {self.audited}/{hosts * len(self.first)} audits pass"
@@ -140,12 +147,28 @@ def play(servers: list[Server], options: PitrOptions, games: int, log: Path) -> 
     return result.games
 
 
-def record_target(url: str) -> str:
+def record_target(url: str) -> tuple[str, str]:
     """The moment to restore to: the leader's clock, after every commit of the first set
-    (each was acknowledged) and before any of the second (none has been sent)."""
+    (each was acknowledged) and before any of the second (none has been sent); and its WAL
+    position then."""
     with psycopg.connect(url, connect_timeout=5) as conn:
-        (now,) = conn.execute("SELECT now()::text").fetchall()[0]
-    return str(now)
+        now, lsn = conn.execute("SELECT now()::text, pg_current_wal_lsn()::text").fetchall()[0]
+    return str(now), str(lsn)
+
+
+def wal_bytes(lsn: str) -> int:
+    """A WAL position ("16/B374D848") as a byte count."""
+    high, low = lsn.split("/")
+    return (int(high, 16) << 32) + int(low, 16)
+
+
+def backup_start(base: Path) -> str:
+    """Where the base backup's WAL replay starts (its backup_label's START WAL LOCATION)."""
+    label = (base / "backup_label").read_text()
+    found = re.search(r"^START WAL LOCATION: (\S+)", label, re.MULTILINE)
+    if found is None:
+        raise RuntimeError(f"no start in the backup label: {label}")
+    return found.group(1)
 
 
 # --- the restore --------------------------------------------------------------------------------
@@ -388,13 +411,14 @@ def run(
     url = cluster.service_url()  # the owner's, to whichever host leads
     result.first = play(servers, options, options.before, log)
     before = count_events(url)
-    result.target = record_target(url)
+    result.target, lsn = record_target(url)
+    # The 16 MB segments the restore replays: from the base backup's first to the target's.
+    result.replayed = (wal_bytes(lsn) >> 24) - (wal_bytes(backup_start(base)) >> 24) + 1
     result.second = play(servers, options, options.after, log)
     after = count_events(url)
     archive_current(url)
-    at = time.monotonic()
-    at_once(Server.stop, servers)
-    result.seconds["service stopped"] = round(time.monotonic() - at, 1)
+    if options.restart_hosts:
+        at_once(Server.stop, servers)
     at = time.monotonic()
     stop_cluster(cluster)
     result.seconds["Patroni stopped, etcd cleared"] = round(time.monotonic() - at, 1)
@@ -404,11 +428,12 @@ def run(
     result.seconds["restore: both standbys streaming"] = round(whole, 1)
     check_database(cluster, before, after, result)
     at = time.monotonic()
-    start_all(servers)
-    result.seconds["hosts serving again"] = round(time.monotonic() - at, 1)
+    if options.restart_hosts:
+        start_all(servers)
     result.audited, result.gone, failures = check_service(
         servers, result.first, result.second, before
     )
+    result.seconds["the service's checks"] = round(time.monotonic() - at, 1)
     result.problems += failures[:10]
     if options.after_restore:
         result.after_restore = len(play(servers, options, options.after_restore, log))
@@ -424,6 +449,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--after", type=int, default=defaults.after)
     parser.add_argument("--after-restore", type=int, default=defaults.after_restore)
     parser.add_argument("--workers", type=int, default=defaults.workers)
+    parser.add_argument("--restart-hosts", action="store_true")
     parser.add_argument("--no-fsync", action="store_true")
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args(argv)
@@ -432,6 +458,7 @@ def main(argv: list[str] | None = None) -> int:
         after=args.after,
         after_restore=args.after_restore,
         workers=args.workers,
+        restart_hosts=args.restart_hosts,
         fsync=not args.no_fsync,
     )
     log = Path(tempfile.mkstemp(prefix="cardroom-pitr-", suffix=".log")[1])

@@ -6,8 +6,9 @@ recorded target and one after, the WAL archived; Patroni stopped everywhere, the
 removed, and Patroni started again with a custom bootstrap method that restores the base backup
 and replays the archive up to the target. The restored leader holds every event of the game
 before the target and none of the one after, on a new timeline; both standbys clone it and
-stream from it with the same events; every host serves the restored game with an audit that
-passes (its hash chain and the service's signature) and answers 404 for the later one.
+stream from it with the same events; every host, left running through the restore, serves the
+restored game with an audit that passes (its hash chain and the service's signature) and answers
+404 for the later one (nothing it cached of that game survives).
 
 Root, namespaces and Debian's patroni, etcd-server and postgresql-15 (`.ci/run` installs them):
 skipped with the reason without them, except under CI (CI=true), where it fails.
