@@ -35,6 +35,7 @@ Everything it starts is stopped, its namespaces and folders removed, even on fai
 from __future__ import annotations
 
 import argparse
+import http.client
 import json
 import os
 import re
@@ -42,7 +43,9 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
@@ -62,6 +65,8 @@ from bench.patroni_config import REPLICATOR
 RESTORE_TIMEOUT = 180.0  # seconds for the restored leader to take writes (replay included)
 WHOLE_AGAIN = 180.0  # ... and for both standbys to clone it and stream
 T = TypeVar("T")
+# The service's request budget (5 s) and a loaded machine's scheduling (bench/ha.py's slack).
+ANSWER_BOUND = HaOptions().budget + HaOptions().slack
 
 
 @dataclass
@@ -92,6 +97,7 @@ class Pitr:
     base_mb: float = 0.0
     segments: int = 0  # WAL segments in the archive when the restore began
     replayed: int = 0  # WAL segments from the base backup's start to the target
+    during_restore: dict[str, int] = field(default_factory=dict)  # a host's answers meanwhile
     load: list[float] = field(default_factory=list)  # 1-minute load average: began, ended
     problems: list[str] = field(default_factory=list)
 
@@ -110,6 +116,7 @@ class Pitr:
             f"the service, every host: {self.audited}/{hosts * len(self.first)} audits pass"
             f" (chain and signature), {self.gone}/{hosts * len(self.second)} later games 404;"
             f" {self.after_restore}/{o.after_restore} games played on the restored cluster",
+            f"one host's answers to a client during the restore: {self.during_restore}",
             f"seconds: {self.seconds}",
             f"load average {self.load}",
         ]
@@ -264,6 +271,41 @@ def at_once(stop: Callable[[T], object], each: list[T]) -> None:
         list(pool.map(stop, each))
 
 
+class Watch(threading.Thread):
+    """A client asking one host for a game every quarter second while the cluster is stopped
+    and restored: what it was answered ("200", "503 Retry-After", "no answer", ...) and the
+    slowest answer."""
+
+    def __init__(self, server: Server, game: str) -> None:
+        super().__init__(daemon=True)
+        self.server, self.game = server, game
+        self.answers: Counter[str] = Counter()
+        self.slowest = 0.0
+        self.done = threading.Event()
+
+    def run(self) -> None:
+        while not self.done.is_set():
+            began = time.monotonic()
+            conn = http.client.HTTPConnection(self.server.host, self.server.port, timeout=15)
+            try:
+                conn.request("GET", self.game)
+                response = conn.getresponse()
+                response.read()
+                retry = " Retry-After" if response.getheader("Retry-After") else ""
+                self.answers[f"{response.status}{retry}"] += 1
+                self.slowest = max(self.slowest, time.monotonic() - began)
+            except (OSError, http.client.HTTPException):
+                self.answers["no answer"] += 1
+            finally:
+                conn.close()
+            self.done.wait(0.25)
+
+    def stop(self) -> dict[str, int]:
+        self.done.set()
+        self.join(30)
+        return dict(self.answers)
+
+
 def tail(path: Path, lines: int = 30) -> str:
     try:
         return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
@@ -365,6 +407,9 @@ def judge(result: Pitr, first_ids: set[UUID], hosts: int) -> None:
         problems.append(f"{len(result.standbys)} standbys follow the restored leader")
     if result.audited != hosts * len(result.first) or result.gone != hosts * len(result.second):
         problems.append("the service does not serve what was restored (above)")
+    wrong = set(result.during_restore) - {"200", "503 Retry-After"}
+    if wrong or result.seconds.get("slowest answer during the restore", 0) > ANSWER_BOUND:
+        problems.append(f"during the restore: {result.during_restore}, {result.seconds}")
 
 
 # --- the drill ----------------------------------------------------------------------------------
@@ -401,6 +446,28 @@ def run(
     cluster: PatroniCluster, servers: list[Server], options: PitrOptions, log: Path, result: Pitr
 ) -> None:
     """Steps 1 to 6 of the module's docstring on a built cluster, its hosts serving."""
+    base, before, after = back_up_and_play(cluster, servers, options, log, result)
+    watch = Watch(servers[0], result.first[0])
+    if options.restart_hosts:
+        at_once(Server.stop, servers)
+    else:
+        watch.start()
+    try:
+        restore_and_check(cluster, servers, options, base, (before, after), result)
+    finally:
+        if watch.is_alive():
+            result.during_restore = watch.stop()
+            result.seconds["slowest answer during the restore"] = round(watch.slowest, 2)
+    if options.after_restore:
+        result.after_restore = len(play(servers, options, options.after_restore, log))
+    judge(result, set(before), len(cluster.members))
+
+
+def back_up_and_play(
+    cluster: PatroniCluster, servers: list[Server], options: PitrOptions, log: Path, result: Pitr
+) -> tuple[Path, dict[UUID, int], dict[UUID, int]]:
+    """Steps 1 to 3: the base backup; the games before the target, the target, the games after
+    it, archived. (The base backup, the events per game before the target, after it.)"""
     source = cluster.sync_standby()
     if source is None:
         raise RuntimeError(f"no synchronous standby to back up from: {cluster.roles()}")
@@ -417,8 +484,18 @@ def run(
     result.second = play(servers, options, options.after, log)
     after = count_events(url)
     archive_current(url)
-    if options.restart_hosts:
-        at_once(Server.stop, servers)
+    return base, before, after
+
+
+def restore_and_check(
+    cluster: PatroniCluster,
+    servers: list[Server],
+    options: PitrOptions,
+    base: Path,
+    counts: tuple[dict[UUID, int], dict[UUID, int]],
+    result: Pitr,
+) -> None:
+    """Steps 4 to 6: the cluster stopped, restored to the target, checked; the service asked."""
     at = time.monotonic()
     stop_cluster(cluster)
     result.seconds["Patroni stopped, etcd cleared"] = round(time.monotonic() - at, 1)
@@ -426,18 +503,15 @@ def run(
     writable, whole = restore(cluster, base, result.target)
     result.seconds["restore: leader writable"] = round(writable, 1)
     result.seconds["restore: both standbys streaming"] = round(whole, 1)
-    check_database(cluster, before, after, result)
+    check_database(cluster, *counts, result)
     at = time.monotonic()
     if options.restart_hosts:
         start_all(servers)
     result.audited, result.gone, failures = check_service(
-        servers, result.first, result.second, before
+        servers, result.first, result.second, counts[0]
     )
     result.seconds["the service's checks"] = round(time.monotonic() - at, 1)
     result.problems += failures[:10]
-    if options.after_restore:
-        result.after_restore = len(play(servers, options, options.after_restore, log))
-    judge(result, set(before), len(cluster.members))
 
 
 def main(argv: list[str] | None = None) -> int:
