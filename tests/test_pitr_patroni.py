@@ -52,6 +52,9 @@ def test_a_point_in_time_restore_into_the_patroni_cluster(tmp_path: Path) -> Non
     following = {"events": restored.restored, "timeline": result.timeline}
     assert list(result.standbys.values()) == [following, following]
     assert result.audited == 3 and result.gone == 3  # every host: the audit, the 404
+    # Meanwhile a client of one host got the game or a 503 to retry, nothing else, in time.
+    assert set(result.during_restore) <= {"200", "503 Retry-After"}, result.during_restore
+    assert result.during_restore.get("503 Retry-After", 0) > 0  # the cluster was down
     log = (tmp_path / "servers.log").read_text()
     assert "connections: 3 host(s) x 1 worker(s) x" in log  # CARDROOM_HOSTS in the budget
     assert "Running upgrade" not in log  # the app role migrates nothing
