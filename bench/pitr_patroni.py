@@ -100,6 +100,7 @@ class Pitr:
     during_restore: dict[str, int] = field(default_factory=dict)  # a host's answers meanwhile
     load: list[float] = field(default_factory=list)  # 1-minute load average: began, ended
     problems: list[str] = field(default_factory=list)
+    made: list[str] = field(default_factory=list)  # its namespaces, bridge, folders (all removed)
 
     @property
     def ok(self) -> bool:
@@ -426,6 +427,7 @@ def drill(options: PitrOptions, log: Path | None = None) -> Pitr:
     began = time.monotonic()
     try:
         with Switch(3) as switch, PatroniCluster(switch, fsync=options.fsync) as cluster:
+            result.made = [*switch.made, str(folder), str(cluster.root)]
             servers = servers_for(cluster, switch, HaOptions(workers=options.workers), log, folder)
             try:
                 start_all(servers)
