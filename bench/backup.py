@@ -102,10 +102,7 @@ def drill(games_before: int = 2, games_after: int = 2) -> Restored:
         time.sleep(0.05)
         play(url, games_after, root / "serve.log")
         after = count_events(url)
-        # The last segment goes to the archive: the one holding the games after the moment.
-        last = primary.execute("SELECT pg_walfile_name(pg_current_wal_lsn())")[0][0]
-        primary.execute("SELECT pg_switch_wal()")
-        _wait_archived(primary, str(last))
+        archive_current(primary.url(database="postgres"))
         primary.stop()
         # The restore: the base backup, the archive, a target time; promoted at the target.
         _configure(restored, archive, root, {
@@ -119,16 +116,7 @@ def drill(games_before: int = 2, games_after: int = 2) -> Restored:
         restored.start()
         _wait_promoted(restored)
         got = count_events(restored.url())
-        audits = _audits(restored.url(), list(got))
-        return Restored(
-            before=sum(before.values()),
-            after=sum(after.values()) - sum(before.values()),
-            restored=sum(got.values()),
-            missing=sum(max(0, n - got.get(g, 0)) for g, n in before.items()),
-            extra=sum(n - before.get(g, 0) for g, n in got.items() if n > before.get(g, 0)),
-            audits_ok=audits,
-            games=len(got),
-        )
+        return compare(before, after, got, audits(restored.url(), list(got)))
     finally:
         for node in (restored, primary):
             node.stop()
@@ -136,14 +124,42 @@ def drill(games_before: int = 2, games_after: int = 2) -> Restored:
         shutil.rmtree(root, ignore_errors=True)
 
 
-def _wait_archived(node: Node, segment: str, timeout: float = 30) -> None:
-    """Until ``segment`` (a WAL file name) is archived. Why not "an older segment than the
-    current one is": any earlier segment passes that at once, and the primary, stopped in
-    immediate mode right after, then never archived the last one: the restore ended before its
-    target and did not start (an intermittent failure of tests/test_backup_restore.py)."""
+def compare(
+    before: dict[UUID, int], after: dict[UUID, int], got: dict[UUID, int], audits_ok: int
+) -> Restored:
+    """What a restore kept of the events per game counted ``before`` the moment and ``after``
+    it (on the original), ``got`` being the restored database's."""
+    return Restored(
+        before=sum(before.values()),
+        after=sum(after.values()) - sum(before.values()),
+        restored=sum(got.values()),
+        missing=sum(max(0, n - got.get(g, 0)) for g, n in before.items()),
+        extra=sum(n - before.get(g, 0) for g, n in got.items() if n > before.get(g, 0)),
+        audits_ok=audits_ok,
+        games=len(got),
+    )
+
+
+def archive_current(url: str, timeout: float = 30) -> None:
+    """The segment being written on the server at ``url`` (a primary) is closed and archived:
+    the one holding the last writes, which a restore replays last."""
+    with psycopg.connect(url, autocommit=True, connect_timeout=5) as conn:
+        (last,) = conn.execute("SELECT pg_walfile_name(pg_current_wal_lsn())").fetchall()[0]
+        conn.execute("SELECT pg_switch_wal()")
+    wait_archived(url, str(last), timeout)
+
+
+def wait_archived(url: str, segment: str, timeout: float = 30) -> None:
+    """Until ``segment`` (a WAL file name) is archived by the server at ``url``. Why not "an
+    older segment than the current one is": any earlier segment passes that at once, and the
+    primary, stopped in immediate mode right after, then never archived the last one: the
+    restore ended before its target and did not start (an intermittent failure of
+    tests/test_backup_restore.py)."""
     until = time.monotonic() + timeout
     while time.monotonic() < until:
-        (archived,) = node.execute("SELECT last_archived_wal FROM pg_stat_archiver")[0]
+        with psycopg.connect(url, autocommit=True, connect_timeout=5) as conn:
+            row = conn.execute("SELECT last_archived_wal FROM pg_stat_archiver").fetchone()
+        archived = row[0] if row else None
         if archived is not None and str(archived) >= segment:
             return
         time.sleep(0.1)
@@ -162,7 +178,8 @@ def _wait_promoted(node: Node, timeout: float = 60) -> None:
     raise RuntimeError(f"the restore did not finish:\n{node.log.read_text()[-2000:]}")
 
 
-def _audits(url: str, games: list[UUID]) -> int:
+def audits(url: str, games: list[UUID]) -> int:
+    """How many of ``games`` have a whole hash chain in the database at ``url``."""
     from domain.chain import first_break
 
     passed = 0

@@ -289,6 +289,22 @@ def fault_function(
     return rolling_restart(servers, cluster, notes)
 
 
+def load_options(options: HaOptions, games: int) -> Options:
+    """How bench/load.py's clients play ``games`` games over the drill's hosts: 4 per game,
+    turning to another host when theirs does not answer, a 503 with Retry-After an answer."""
+    return Options(
+        clients=games * PLAYERS,
+        games=games,
+        workers=options.workers,
+        deadline=options.deadline,
+        fault_after=options.fault_after,
+        seed=options.seed,
+        request_timeout=options.budget + 5,
+        next_host_on_failure=True,
+        busy_503_ok=True,
+    )
+
+
 def play(
     name: str,
     cluster: PatroniCluster,
@@ -298,17 +314,7 @@ def play(
     log: Path,
 ) -> Row:
     notes = Notes()
-    load = Options(
-        clients=options.games * PLAYERS,
-        games=options.games,
-        workers=options.workers,
-        deadline=options.deadline,
-        fault_after=options.fault_after,
-        seed=options.seed,
-        request_timeout=options.budget + 5,
-        next_host_on_failure=True,
-        busy_503_ok=True,
-    )
+    load = load_options(options, options.games)
     fault = fault_function(name, cluster, switch, servers, options, notes)
     began = time.monotonic()
     result = run_load("", load, log=log, servers=servers, fault=fault, keep_servers=True)

@@ -20,6 +20,7 @@ from __future__ import annotations
 import base64
 import contextlib
 import json
+import os
 import shutil
 import signal
 import subprocess
@@ -165,9 +166,12 @@ class PatroniCluster:
         self.wait_sync(timeout)
         return self
 
-    def start_patroni(self, member: Member) -> None:
+    def start_patroni(self, member: Member, bootstrap: dict[str, Any] | None = None) -> None:
+        """Patroni on ``member``'s host; ``bootstrap``: more of its ``bootstrap`` section (a
+        custom method: bench/pitr_patroni.py), used if this member initializes the cluster."""
         config = member.folder / "patroni.json"  # YAML is a superset of JSON
         settings = patroni_config(member, self.members, self.archive, self.fsync, self.passwords)
+        settings["bootstrap"].update(bootstrap or {})
         config.write_text(json.dumps(settings))
         shutil.chown(config, self.user)
         argv = [*member.host.prefix, *PRIORITY, "runuser", "-u", self.user, "--", "patroni"]
@@ -392,6 +396,21 @@ class PatroniCluster:
             member.patroni = None
         self.kill_postgres(member)
 
+    def stop_patroni(self, member: Member, timeout: float = 60) -> None:
+        """Patroni stopped as ``systemctl stop patroni`` stops it (SIGTERM): it shuts its
+        PostgreSQL down cleanly and, on the leader, gives the leader key up. Killed if it has
+        not ended within ``timeout``."""
+        if member.patroni is None:
+            return
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(member.patroni.pid, signal.SIGTERM)
+        try:
+            member.patroni.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.stop_member(member)
+        member.patroni = None
+        self.kill_postgres(member)  # nothing, unless Patroni left it running
+
     def switchover(self, to: Member | None = None) -> None:
         leader = self.leader()
         if leader is None:
@@ -444,6 +463,4 @@ class PatroniCluster:
 
 def os_killpg(pid: int) -> None:
     """SIGKILL to a process group we started (``start_new_session``)."""
-    import os
-
     os.killpg(pid, signal.SIGKILL)
