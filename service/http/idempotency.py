@@ -62,7 +62,7 @@ from service.http.problems import Problem
 from service.settings import settings
 from service.store import idempotency_records, request_records
 from service.store.events import GameNotFound, StoreUnavailable
-from service.store.failures import KeyTaken, StoreError
+from service.store.failures import KeyTaken, StoreError, log_failure
 from service.store.idempotency_records import IdempotencyRecord, Stored
 from service.store.request_records import Answer, StoredAnswer
 
@@ -282,8 +282,8 @@ class Purger:
         try:
             with store.connection() as conn:
                 purged = idempotency_records.purge(conn) + request_records.purge(conn)
-        except (psycopg.Error, StoreError):
-            log.warning("could not purge expired idempotency keys", exc_info=True)
+        except (psycopg.Error, StoreError) as exc:
+            log_failure(log, "could not purge expired idempotency keys", exc)
             return
         if purged:
             log.info("purged %d expired idempotency keys", purged)
