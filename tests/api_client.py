@@ -40,7 +40,7 @@ from openapi_core.contrib.requests import RequestsOpenAPIRequest, RequestsOpenAP
 from openapi_core.deserializing.media_types.util import json_loads
 from openapi_core.templating.paths.exceptions import PathError
 from openapi_schema_validator import OAS31Validator
-from patience import scaled
+from patience import ANSWER, scaled
 from psycopg_pool import ConnectionPool
 from werkzeug.serving import WSGIRequestHandler, make_server
 
@@ -256,7 +256,7 @@ class ApiClient:
             data=data,
         )
         prepared = self.session.prepare_request(request)
-        response = self.session.send(prepared, timeout=30)
+        response = self.session.send(prepared, timeout=ANSWER)
         validate_exchange(prepared, response, request_valid)
         return response
 

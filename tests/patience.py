@@ -23,3 +23,10 @@ def scale() -> float:
 def scaled(seconds: float) -> float:
     """``seconds`` on an idle machine, as long as this machine's load needs now."""
     return seconds * scale()
+
+
+# The most one HTTP answer of the service under test may take, in seconds: the ``timeout=`` of
+# every requests or httpx call in tests/ (tests/test_patient_waits.py holds them to it). The
+# service's request budget is 5 s and a stream's heartbeat comes every 15 s: 30 on an idle
+# machine, scaled by the load when a test module is imported (like the modules' own WAITs).
+ANSWER = scaled(30.0)

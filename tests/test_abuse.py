@@ -37,6 +37,7 @@ from api_client import (
 from limits import parse
 from limits.storage import MemoryStorage
 from limits.strategies import FixedWindowRateLimiter
+from patience import ANSWER
 from psycopg_pool import ConnectionPool
 
 from service import keys
@@ -354,7 +355,7 @@ def test_cors_preflight_for_a_move(cors: str) -> None:
             "Access-Control-Request-Method": "POST",
             "Access-Control-Request-Headers": "authorization, content-type, idempotency-key",
         },
-        timeout=10,
+        timeout=ANSWER,
     )
     assert response.status_code == 200
     assert response.headers["Access-Control-Allow-Origin"] == ALLOWED
@@ -366,7 +367,7 @@ def test_cors_preflight_for_a_move(cors: str) -> None:
     refused = requests.options(
         cors + path,
         headers={"Origin": "https://evil.example.com", "Access-Control-Request-Method": "POST"},
-        timeout=10,
+        timeout=ANSWER,
     )
     assert "Access-Control-Allow-Origin" not in refused.headers
 
@@ -401,7 +402,7 @@ def test_server_logs_never_hold_a_token(database_url: str, tmp_path: Path) -> No
         deadline = time.monotonic() + 30
         while True:
             try:
-                if requests.get(f"{base}/healthz", timeout=5).status_code == 200:
+                if requests.get(f"{base}/healthz", timeout=ANSWER).status_code == 200:
                     break
             except requests.ConnectionError:
                 pass

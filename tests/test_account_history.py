@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 import requests
 from api_client import ApiClient, LiveServer, expect_problem, expect_status
+from patience import ANSWER
 
 from service.store.account_games import HistoryQuery, page
 from service.store.events import EventStore
@@ -355,7 +356,7 @@ def test_the_export_streams_one_game_a_line_up_to_its_cap(
         assert ids(export_lines(api, ada["account_id"])) == games[:3]
         # Streamed as it is read: chunked, with no length known in advance.
         url = f"{live_server.url}/accounts/{ada['account_id']}/games"
-        with requests.get(url, headers={"Accept": NDJSON}, stream=True, timeout=10) as raw:
+        with requests.get(url, headers={"Accept": NDJSON}, stream=True, timeout=ANSWER) as raw:
             assert raw.headers.get("Transfer-Encoding") == "chunked"
             assert "Content-Length" not in raw.headers
             got = [json.loads(line) for line in raw.iter_lines() if line]

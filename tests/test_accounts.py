@@ -13,6 +13,7 @@ import psycopg
 import pytest
 import requests
 from api_client import ApiClient, expect_problem, expect_status
+from patience import ANSWER
 from serve_support import cardroom_serve
 
 pytest_plugins = ["api_fixtures"]
@@ -239,7 +240,9 @@ def test_an_account_whose_first_answer_was_lost_is_had_by_the_retry(
     env = {"CARDROOM_FAULT_INJECTION": "1"}
     with cardroom_serve(database_url, env=env) as served, ApiClient(served.url) as api:
         with pytest.raises(requests.ConnectionError):
-            requests.post(f"{served.url}/accounts", json={"name": name}, headers=crash, timeout=30)
+            requests.post(
+                f"{served.url}/accounts", json={"name": name}, headers=crash, timeout=ANSWER
+            )
         # gunicorn starts another worker: the retry reaches the same server.
         retry = api.post("/accounts", {"name": name}, token=None, headers=headers)
         expect_status(retry, 201)

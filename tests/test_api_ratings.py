@@ -17,6 +17,7 @@ import own_database
 import pytest
 import requests
 from api_client import ApiClient, Player, Table, expect_problem, expect_status, play_to_end
+from patience import ANSWER
 from psycopg_pool import ConnectionPool
 
 from domain import ratings
@@ -387,7 +388,7 @@ def _stream_items(base: str, token: str, wanted: int) -> list[dict[str, Any]]:
     headers = {"Authorization": f"Bearer {token}", "Last-Event-ID": "0-0"}
     found: list[dict[str, Any]] = []
     with requests.get(
-        f"{base}/accounts/me/stream", headers=headers, stream=True, timeout=20
+        f"{base}/accounts/me/stream", headers=headers, stream=True, timeout=ANSWER
     ) as response:
         expect_status(response, 200)
         event = None

@@ -14,6 +14,7 @@ from typing import Any
 
 import requests
 from api_client import ApiClient, Table, random_move
+from patience import ANSWER
 from serve_support import cardroom_serve
 from solo_postgres import solo_postgres
 
@@ -44,7 +45,7 @@ def served_again(base: str, path: str) -> requests.Response:
     made again); a 500 fails at once."""
     until = time.monotonic() + 20
     while True:
-        response = requests.get(base + path, timeout=10)
+        response = requests.get(base + path, timeout=ANSWER)
         assert response.status_code != 500, response.text
         if response.status_code != 503:
             return response

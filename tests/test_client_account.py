@@ -30,7 +30,7 @@ from cardroom_client import (
     SushiGoView,
     View,
 )
-from patience import scaled
+from patience import ANSWER, scaled
 from serve_support import Served, cardroom_serve
 from tcp_proxy import tcp_proxy
 
@@ -199,7 +199,7 @@ def test_the_stream_resumes_after_the_connection_is_cut(served: Served, database
                 resumed.append(request.headers.get("Last-Event-ID", ""))
 
         through = f"http://{host}:{proxy.port}"
-        http = httpx.Client(base_url=through, event_hooks={"request": [note]}, timeout=45)
+        http = httpx.Client(base_url=through, event_hooks={"request": [note]}, timeout=ANSWER)
         with Client(served.url) as client, Client(through, http=http) as cut:
             account = client.create_account(unique("Eve"))
             listening = Account(cut, account.token)

@@ -26,7 +26,7 @@ import httpx
 import pytest
 from cardroom_client import BotSeat, Client
 from client_support import STREAMS_PER_ADDRESS
-from patience import scaled
+from patience import ANSWER, scaled
 from pytest_httpserver import HTTPServer
 from serve_support import Served
 
@@ -104,7 +104,7 @@ def test_the_raw_bot_creates_and_plays_each_game(served: Served, tmp_path: Path,
 
 def refused_streams(served: Served) -> int:
     """How many stream requests the server has answered 429 so far (its /metrics)."""
-    text = httpx.get(f"{served.url}/metrics", timeout=10).text
+    text = httpx.get(f"{served.url}/metrics", timeout=ANSWER).text
     pattern = (
         r'cardroom_http_request_duration_seconds_count\{[^}]*route="[^"]*stream"'
         r'[^}]*status="429"[^}]*\} (\S+)'
@@ -116,7 +116,7 @@ def refused_streams(served: Served) -> int:
 def streams_held(served: Served) -> Iterator[ExitStack]:
     """Every stream one address may open, held open on a game nobody plays; closing the stack
     releases them."""
-    with Client(served.url) as client, httpx.Client(base_url=served.url, timeout=30) as http:
+    with Client(served.url) as client, httpx.Client(base_url=served.url, timeout=ANSWER) as http:
         waiting = client.create_game("sushi-go", 3)
         with ExitStack() as held:
             for _ in range(STREAMS_PER_ADDRESS):

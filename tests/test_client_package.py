@@ -33,6 +33,7 @@ from cardroom_client import (
 )
 from cardroom_client.receipts import unb64url
 from client_support import STREAMS_PER_ADDRESS, Fault, Faulty
+from patience import ANSWER
 from serve_support import Served, cardroom_serve
 
 pytest_plugins = ["client_fixtures"]
@@ -40,7 +41,7 @@ pytest_plugins = ["client_fixtures"]
 
 def faulty_client(served: Served, fault: Fault, sleeps: list[float]) -> tuple[Client, Faulty]:
     transport = Faulty(fault)
-    http = httpx.Client(base_url=served.url, transport=transport, timeout=45)
+    http = httpx.Client(base_url=served.url, transport=transport, timeout=ANSWER)
     return Client(served.url, http=http, sleep=sleeps.append), transport
 
 
@@ -207,7 +208,7 @@ def test_a_refused_stream_falls_back_to_the_long_poll(served: Served) -> None:
     with Client(served.url) as client:
         game = client.create_game("sushi-go", 2, bots=[BotSeat(0, "random"), BotSeat(1, "random")])
         waiting = client.create_game("sushi-go", 3)  # its streams stay open
-        with ExitStack() as held, httpx.Client(base_url=served.url, timeout=30) as http:
+        with ExitStack() as held, httpx.Client(base_url=served.url, timeout=ANSWER) as http:
             for _ in range(STREAMS_PER_ADDRESS):
                 stream = held.enter_context(http.stream("GET", f"{waiting.path}/stream"))
                 assert stream.status_code == 200
@@ -404,7 +405,7 @@ def test_a_finished_games_rematch_is_followed_and_taken(served: Served) -> None:
         assert [(e.type, e.data["game_id"]) for e in after_end] == [("rematch", again.id)]
         # The same while every stream this address may open is taken: by the long poll's view.
         waiting = client.create_game("sushi-go", 3)
-        with ExitStack() as held, httpx.Client(base_url=served.url, timeout=30) as http:
+        with ExitStack() as held, httpx.Client(base_url=served.url, timeout=ANSWER) as http:
             for _ in range(STREAMS_PER_ADDRESS):
                 stream = held.enter_context(http.stream("GET", f"{waiting.path}/stream"))
                 assert stream.status_code == 200

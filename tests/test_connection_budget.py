@@ -17,6 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 import own_database
 import psycopg
 import requests
+from patience import ANSWER
 from serve_support import cardroom_serve
 from test_safe_defaults import SERVE, one_line_refusal
 
@@ -95,7 +96,7 @@ def test_a_worker_holds_no_more_connections_than_the_budget_counts(database_url:
 
         def unknown_game(_: int) -> int:
             game = uuid.uuid4()
-            return requests.get(f"{served.url}/games/{game}", timeout=30).status_code
+            return requests.get(f"{served.url}/games/{game}", timeout=ANSWER).status_code
 
         try:
             with ThreadPoolExecutor(max_workers=24) as burst:

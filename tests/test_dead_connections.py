@@ -23,6 +23,7 @@ from typing import Any
 import psycopg
 import requests
 from api_client import ApiClient, Table, expect_status, wait_until
+from patience import ANSWER
 from psycopg.conninfo import conninfo_to_dict
 from serve_support import Served, cardroom_serve
 from tcp_proxy import Proxy, tcp_proxy
@@ -73,7 +74,7 @@ def test_sessions_the_server_ended_are_replaced_and_no_request_fails(
         def read() -> None:
             with requests.Session() as session:
                 barrier.wait(30)
-                session.get(f"{served.url}/games/{table.game_id}", timeout=10)
+                session.get(f"{served.url}/games/{table.game_id}", timeout=ANSWER)
 
         readers = [threading.Thread(target=read) for _ in range(SESSIONS * 2)]
         for reader in readers:
@@ -124,7 +125,7 @@ def test_a_keyed_request_cut_off_with_its_session_open_is_answered_on_its_resend
         def send_first() -> None:
             started = time.monotonic()
             try:
-                answer = requests.post(path, json=pick, headers=headers, timeout=30)
+                answer = requests.post(path, json=pick, headers=headers, timeout=ANSWER)
                 first.append((answer.status_code, time.monotonic() - started))
             except requests.RequestException as exc:
                 first.append((exc, time.monotonic() - started))

@@ -14,6 +14,7 @@ from typing import Any
 import psycopg
 import requests
 from dbsupport import own_database
+from patience import ANSWER
 from psycopg.conninfo import conninfo_to_dict
 from serve_support import cardroom_serve
 from tcp_proxy import tcp_proxy
@@ -30,19 +31,19 @@ def seated_games(base: str) -> list[tuple[str, str, dict[str, Any]]]:
     seats = []
     for _ in range(GAMES):
         created = requests.post(
-            f"{base}/games", json={"game": "sushi-go", "players": PLAYERS}, timeout=30
+            f"{base}/games", json={"game": "sushi-go", "players": PLAYERS}, timeout=ANSWER
         )
         assert created.status_code == 201, created.text
         game = created.headers["Location"]
         tokens = [
-            requests.post(f"{base}{game}/players", json={"name": f"p{i}"}, timeout=30).json()[
+            requests.post(f"{base}{game}/players", json={"name": f"p{i}"}, timeout=ANSWER).json()[
                 "token"
             ]
             for i in range(PLAYERS)
         ]
         for token in tokens:
             view = requests.get(
-                f"{base}{game}", headers={"Authorization": f"Bearer {token}"}, timeout=30
+                f"{base}{game}", headers={"Authorization": f"Bearer {token}"}, timeout=ANSWER
             ).json()
             seats.append((game, token, view))
     return seats
@@ -53,7 +54,7 @@ def pick(client: Any, base: str, seat: tuple[str, str, dict[str, Any]]) -> reque
     game, token, view = seat
     body = {"round": view["round"], "turn": view["turn"], "cards": view["you"]["hand"][:1]}
     headers = {"Authorization": f"Bearer {token}", "Idempotency-Key": str(uuid.uuid4())}
-    return client.post(f"{base}{game}/moves", json=body, headers=headers, timeout=30)
+    return client.post(f"{base}{game}/moves", json=body, headers=headers, timeout=ANSWER)
 
 
 def pick_all(base: str, seats: list[tuple[str, str, dict[str, Any]]]) -> list[Answer]:

@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 import requests
+from patience import ANSWER
 
 from bench.load import Server, free_port
 from service import faults
@@ -50,7 +51,7 @@ def up(base: str, timeout: float = 60.0) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         try:
-            if requests.get(f"{base}/healthz", timeout=5).status_code == 200:
+            if requests.get(f"{base}/healthz", timeout=ANSWER).status_code == 200:
                 return
         except requests.ConnectionError:
             pass
@@ -64,7 +65,7 @@ def post(base: str, path: str, body: Any, key: str, token: str | None = None, fa
         headers["Authorization"] = f"Bearer {token}"
     if fault:
         headers[faults.HEADER] = fault
-    return requests.post(f"{base}{path}", json=body, headers=headers, timeout=30)
+    return requests.post(f"{base}{path}", json=body, headers=headers, timeout=ANSWER)
 
 
 def faulty_send(base: str, path: str, body: Any, key: str, token: str | None, fault: str) -> None:
@@ -76,18 +77,20 @@ def faulty_send(base: str, path: str, body: Any, key: str, token: str | None, fa
 
 def new_game(base: str, players: int = 2) -> tuple[str, list[str]]:
     created = requests.post(
-        f"{base}/games", json={"game": "sushi-go", "players": players}, timeout=30
+        f"{base}/games", json={"game": "sushi-go", "players": players}, timeout=ANSWER
     )
     game = created.headers["Location"]
     tokens = [
-        requests.post(f"{base}{game}/players", json={"name": f"p{i}"}, timeout=30).json()["token"]
+        requests.post(f"{base}{game}/players", json={"name": f"p{i}"}, timeout=ANSWER).json()[
+            "token"
+        ]
         for i in range(players)
     ]
     return game, tokens
 
 
 def events(base: str, game: str) -> list[dict[str, Any]]:
-    return requests.get(f"{base}{game}/events?limit=500", timeout=30).json()["events"]
+    return requests.get(f"{base}{game}/events?limit=500", timeout=ANSWER).json()["events"]
 
 
 def resent_twice(base: str, path: str, body: Any, key: str, token: str | None, status: int):
@@ -104,7 +107,7 @@ def resent_twice(base: str, path: str, body: Any, key: str, token: str | None, s
 def test_a_pick_resent_after_a_fault_counts_once(server: str, point: str, action: str) -> None:
     game, tokens = new_game(server)
     view = requests.get(
-        f"{server}{game}", headers={"Authorization": f"Bearer {tokens[0]}"}, timeout=30
+        f"{server}{game}", headers={"Authorization": f"Bearer {tokens[0]}"}, timeout=ANSWER
     ).json()
     card = view["you"]["hand"][0]
     body = {"round": view["round"], "turn": view["turn"], "cards": [card]}
@@ -124,16 +127,16 @@ def test_a_join_resent_after_a_crash_takes_one_seat_and_gets_its_token(
     server: str, point: str
 ) -> None:
     game = requests.post(
-        f"{server}/games", json={"game": "sushi-go", "players": 3}, timeout=30
+        f"{server}/games", json={"game": "sushi-go", "players": 3}, timeout=ANSWER
     ).headers["Location"]
     key = str(uuid.uuid4())
     faulty_send(server, f"{game}/players", {"name": "Ada"}, key, None, f"{point}:exit")
     granted = resent_twice(server, f"{game}/players", {"name": "Ada"}, key, None, 201)
     assert granted.headers[REPLAYED] == "true"
-    seats = requests.get(f"{server}{game}", timeout=30).json()["seats"]
+    seats = requests.get(f"{server}{game}", timeout=ANSWER).json()["seats"]
     assert [s["taken"] for s in seats] == [True, False, False]
     auth = {"Authorization": f"Bearer {granted.json()['token']}"}
-    assert requests.get(f"{server}{game}", headers=auth, timeout=30).status_code == 200
+    assert requests.get(f"{server}{game}", headers=auth, timeout=ANSWER).status_code == 200
 
 
 def test_a_create_resent_after_a_crash_creates_one_game(server: str) -> None:
@@ -141,7 +144,7 @@ def test_a_create_resent_after_a_crash_creates_one_game(server: str) -> None:
     body = {"game": "sushi-go", "players": 2}
     faulty_send(server, "/games", body, key, None, "appended:exit")
     # The crashed send created its game: it is listed before the resend.
-    listed = requests.get(f"{server}/games?order=newest&limit=50", timeout=30).json()["games"]
+    listed = requests.get(f"{server}/games?order=newest&limit=50", timeout=ANSWER).json()["games"]
     created = resent_twice(server, "/games", body, key, None, 201)
     assert created.headers[REPLAYED] == "true"
     assert created.json()["game_id"] in {

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 from api_client import LiveServer
+from patience import ANSWER
 
 pytest_plugins = ["api_fixtures"]
 
@@ -158,7 +159,7 @@ def test_a_generated_client_plays_a_whole_game(
         httpx_client = seats[0].get_httpx_client()
         headers = {"Last-Event-ID": last_id} if last_id else {}
         with httpx_client.stream(
-            "GET", f"/games/{view.game_id}/stream", headers=headers, timeout=60
+            "GET", f"/games/{view.game_id}/stream", headers=headers, timeout=ANSWER
         ) as response:
             assert response.status_code == 200
             for event_id, kind in sse_events(response):

@@ -21,7 +21,7 @@ import psycopg
 import pytest
 import requests
 from api_client import ApiClient, random_move, wait_until
-from patience import scaled
+from patience import ANSWER, scaled
 from serve_support import ROOT, cardroom_serve
 
 from domain import receipts
@@ -111,7 +111,7 @@ def pick(player: ApiClient, game_id: str) -> dict[str, Any]:
 
 
 def published(url: str) -> dict[str, Any]:
-    response = requests.get(f"{url}/.well-known/cardroom-keys", timeout=10)
+    response = requests.get(f"{url}/.well-known/cardroom-keys", timeout=ANSWER)
     assert response.status_code == 200
     return receipts.public_keys(response.json())
 
@@ -163,7 +163,7 @@ def test_two_hosts_with_the_same_keys_serve_one_with_other_keys_refuses(
         pick(player_b, game)  # host B opens the seed host A sealed
         assert receipts.verify(receipt, published(b.url)) == receipt
         for served in (a, b):
-            assert requests.get(f"{served.url}/readyz", timeout=10).status_code == 200
+            assert requests.get(f"{served.url}/readyz", timeout=ANSWER).status_code == 200
 
         other = init_keys(tmp_path / "host-c" / "keys.json")
         line = refused_start(fresh_database, keys_env(other))
@@ -213,7 +213,7 @@ def test_keys_replaced_under_a_running_host_fail_its_readiness(
     path = init_keys(tmp_path / "keys.json")
     env = {**keys_env(path), "CARDROOM_KEYS_CHECK_SECONDS": "0.2"}
     with cardroom_serve(fresh_database, env=env) as served:
-        assert requests.get(f"{served.url}/readyz", timeout=10).status_code == 200
+        assert requests.get(f"{served.url}/readyz", timeout=ANSWER).status_code == 200
         original = path.read_text()
         path.unlink()
         init_keys(path)  # someone "fixes" a missing file with new keys
@@ -231,7 +231,7 @@ def wait_for_status(url: str, status: int) -> requests.Response:
     answers: list[requests.Response] = []
 
     def answered() -> bool:
-        answers.append(requests.get(url, timeout=10))
+        answers.append(requests.get(url, timeout=ANSWER))
         return answers[-1].status_code == status
 
     wait_until(answered, 10.0)

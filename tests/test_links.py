@@ -16,6 +16,7 @@ import pytest
 import requests
 import yaml
 from api_client import ApiClient, LiveServer, Table, play_to_end
+from patience import ANSWER
 
 from service.store.db import ROOT
 
@@ -139,7 +140,7 @@ def test_every_link_leads_to_its_target(
         assert followed.status_code not in (401, 403, 404), (name, url, followed.text[:300])
         assert followed.status_code < 500
     if "header.Authorization" in link["parameters"]:  # the token acts for the seat it names
-        view = requests.get(url.removesuffix("/moves"), headers=headers, timeout=30)
+        view = requests.get(url.removesuffix("/moves"), headers=headers, timeout=ANSWER)
         assert view.status_code == 200  # an unknown token is a 401
         if "you" in view.json():  # a started game's seat view
             assert view.json()["you"]["seat"] == body["seat"]

@@ -14,6 +14,7 @@ import pytest
 import requests
 from api_client import serve
 from marshmallow import Schema, fields, post_load, validate
+from patience import ANSWER
 from psycopg_pool import ConnectionPool
 
 from domain import games as domain_games
@@ -266,7 +267,7 @@ def test_a_game_defined_in_a_test_is_played_through_the_whole_stack(url: str) ->
         view = ok(http.post(f"{game}/moves", json={"step": step}, headers=tokens[seat]))
     assert (view["status"], view["total"], view["winner"]) == ("over", 5, 0)
 
-    with http.get(f"{game}/stream", stream=True, timeout=30) as stream:
+    with http.get(f"{game}/stream", stream=True, timeout=ANSWER) as stream:
         assert stream.status_code == 200
         kinds = [
             line[6:] for line in stream.iter_lines(decode_unicode=True) if line.startswith("event:")

@@ -16,6 +16,7 @@ from typing import Any
 
 import psycopg
 import requests
+from patience import ANSWER
 from psycopg.conninfo import conninfo_to_dict
 from serve_support import cardroom_serve
 from solo_postgres import solo_postgres
@@ -52,7 +53,7 @@ def together(
 
     def client(n: int) -> Answer:
         with requests.Session() as session:
-            session.get(f"{base}/livez", timeout=10)
+            session.get(f"{base}/livez", timeout=ANSWER)
             ready.wait(30)
             return timed(lambda: call(session, n))
 
@@ -81,7 +82,7 @@ def served_seconds(access: list[str], request: str, status: int) -> list[float]:
 
 def queueing(count: int, base: str) -> float:
     """The slowest of ``count`` answers at once that wait for nothing (``GET /livez``)."""
-    answers = together(count, base, lambda c, _: c.get(f"{base}/livez", timeout=10))
+    answers = together(count, base, lambda c, _: c.get(f"{base}/livez", timeout=ANSWER))
     return max(seconds for seconds, *_ in answers)
 
 
@@ -126,19 +127,19 @@ def test_readyz_fails_while_a_lock_holds_every_write(
     database_url: str, owner_connection: psycopg.Connection[Any]
 ) -> None:
     with cardroom_serve(database_url, env=QUICK) as served:
-        assert requests.get(f"{served.url}/readyz", timeout=5).status_code == 200
+        assert requests.get(f"{served.url}/readyz", timeout=ANSWER).status_code == 200
         with owner_connection.transaction():
             owner_connection.execute("LOCK TABLE events IN SHARE MODE")
             seconds, status, body, headers = timed(
-                lambda: requests.get(f"{served.url}/readyz", timeout=10)
+                lambda: requests.get(f"{served.url}/readyz", timeout=ANSWER)
             )
-            live = requests.get(f"{served.url}/livez", timeout=5)
+            live = requests.get(f"{served.url}/livez", timeout=ANSWER)
         assert status == 503 and body["code"] == "not_ready", body
         assert body["checks"]["database_commits"].startswith("lock: "), body
         assert body["checks"]["database_read_write"] == "ok"
         assert seconds <= 1 + SLACK and int(headers["Retry-After"]) >= 1
         assert live.status_code == 200  # the process is fine: no restart
-        assert requests.get(f"{served.url}/readyz", timeout=5).status_code == 200
+        assert requests.get(f"{served.url}/readyz", timeout=ANSWER).status_code == 200
 
 
 def test_a_database_that_refuses_connections_gets_503s_within_the_budget(
@@ -200,7 +201,7 @@ def test_a_database_cut_off_during_a_commit_answers_503_within_the_budget(
             while (retried := timed(lambda: post_game(requests, served.url, **key)))[1] == 503:
                 assert time.monotonic() < until, "the service did not come back"
             assert retried[1] == 201 and retried[3].get("Idempotent-Replayed") == "true", retried
-            game = requests.get(f"{served.url}/games/{retried[2]['game_id']}", timeout=5)
+            game = requests.get(f"{served.url}/games/{retried[2]['game_id']}", timeout=ANSWER)
             assert game.status_code == 200
             # No connection cut off is used again: the next requests are served at once.
             answers = together(8, served.url, lambda c, _: post_game(c, served.url))
@@ -225,9 +226,9 @@ def test_a_missing_synchronous_standby_ends_a_write_at_the_budget() -> None:
             assert retried[1] == 201 and retried[3]["Idempotent-Replayed"] == "true", retried
             assert retried[0] < 1.0
             # Reads go on; readiness says why writes do not.
-            game = requests.get(f"{served.url}/games/{retried[2]['game_id']}", timeout=5)
+            game = requests.get(f"{served.url}/games/{retried[2]['game_id']}", timeout=ANSWER)
             assert game.status_code == 200
-            ready = timed(lambda: requests.get(f"{served.url}/readyz", timeout=10))
+            ready = timed(lambda: requests.get(f"{served.url}/readyz", timeout=ANSWER))
             assert ready[1] == 503 and ready[0] <= 1 + SLACK, ready
             assert ready[2]["checks"]["database_commits"].startswith("standby: "), ready
             answers = together(8, served.url, lambda c, _: post_game(c, served.url))

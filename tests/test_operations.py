@@ -21,6 +21,7 @@ import psycopg
 import pytest
 import requests
 from api_client import ApiClient, Table, expect_problem, metric_sample, random_move
+from patience import ANSWER
 from psycopg import sql
 
 from service import logs
@@ -240,7 +241,7 @@ def test_gunicorn_workers_share_metrics_and_log_json(database_url: str, tmp_path
         while True:
             assert server.poll() is None, err.read_text()
             try:
-                if requests.get(f"{base}/readyz", timeout=10).status_code == 200:
+                if requests.get(f"{base}/readyz", timeout=ANSWER).status_code == 200:
                     break
             except requests.ConnectionError:
                 pass
@@ -248,8 +249,8 @@ def test_gunicorn_workers_share_metrics_and_log_json(database_url: str, tmp_path
             time.sleep(0.1)
         # New connections each time: gunicorn hands them to either worker.
         for n in range(40):
-            requests.get(f"{base}/livez", headers={"X-Request-ID": f"probe-{n}"}, timeout=5)
-        text = requests.get(f"{base}/metrics", timeout=5).text
+            requests.get(f"{base}/livez", headers={"X-Request-ID": f"probe-{n}"}, timeout=ANSWER)
+        text = requests.get(f"{base}/metrics", timeout=ANSWER).text
         count = "cardroom_http_request_duration_seconds_count"
         assert metric_sample(text, count, route="/livez", status="200") == 40
         with ApiClient(base) as api:

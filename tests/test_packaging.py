@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 import requests
+from patience import ANSWER
 
 from service.store import db
 
@@ -103,17 +104,17 @@ def test_the_wheel_migrates_and_serves(installed: Path, database_url: str, tmp_p
             while True:
                 assert server.poll() is None, server.stderr.read() if server.stderr else ""
                 try:
-                    if requests.get(f"{base}/healthz", timeout=10).status_code == 200:
+                    if requests.get(f"{base}/healthz", timeout=ANSWER).status_code == 200:
                         break
                 except requests.ConnectionError:
                     pass
                 assert time.monotonic() < deadline, "the installed server never answered"
                 time.sleep(0.1)
-            contract = requests.get(f"{base}/openapi.yaml", timeout=20)
+            contract = requests.get(f"{base}/openapi.yaml", timeout=ANSWER)
             assert contract.status_code == 200
             assert contract.text == (ROOT / "openapi.yaml").read_text()
             created = requests.post(
-                f"{base}/games", json={"game": "sushi-go", "players": 2}, timeout=20
+                f"{base}/games", json={"game": "sushi-go", "players": 2}, timeout=ANSWER
             )
             assert created.status_code == 201, created.text
         finally:

@@ -14,6 +14,7 @@ import psycopg
 import pytest
 import requests
 from api_client import ApiClient, expect_problem, expect_status
+from patience import ANSWER
 from race_support import at_once
 from serve_support import cardroom_serve
 
@@ -120,9 +121,9 @@ def test_eight_at_once_on_two_hosts_fill_two_games(database_url: str, rules: dic
             assert sorted(sorted(g) for g in games.values()) == [[0, 1, 2, 3]] * 2
             assert sum(s.json()["created"] for s in seats) == 2
             for game_id in games:
-                view = requests.get(f"{one.url}/games/{game_id}", timeout=10).json()
+                view = requests.get(f"{one.url}/games/{game_id}", timeout=ANSWER).json()
                 assert view["status"] == "playing"
 
 
 def _request(url: str, body: dict[str, Any]) -> Callable[[], requests.Response]:
-    return lambda: requests.post(f"{url}/games/quick", json=body, timeout=30)
+    return lambda: requests.post(f"{url}/games/quick", json=body, timeout=ANSWER)

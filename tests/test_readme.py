@@ -9,6 +9,7 @@ from pathlib import Path
 
 import requests
 from api_client import LiveServer
+from patience import ANSWER
 
 pytest_plugins = ["api_fixtures"]
 
@@ -57,10 +58,10 @@ def test_the_readme_verifies_a_receipt_with_openssl(
     """The receipt format is documented well enough to verify with tools that share no code
     with the service: jq for the canonical JSON, openssl for Ed25519."""
     created = requests.post(
-        f"{live_server.url}/games", json={"game": "sushi-go", "players": 2}, timeout=10
+        f"{live_server.url}/games", json={"game": "sushi-go", "players": 2}, timeout=ANSWER
     )
     receipt = created.json()["receipt"]
-    keys = requests.get(f"{live_server.url}/.well-known/cardroom-keys", timeout=10).json()
+    keys = requests.get(f"{live_server.url}/.well-known/cardroom-keys", timeout=ANSWER).json()
     (tmp_path / "keys.json").write_text(json.dumps(keys))
 
     def verify(given: dict) -> subprocess.CompletedProcess[str]:
@@ -81,8 +82,10 @@ def test_the_readme_opens_a_receipt_s_commitment_against_the_export(
 ) -> None:
     bots = [{"seat": 0, "kind": "greedy"}, {"seat": 1, "kind": "greedy"}]
     body = {"game": "sushi-go", "players": 2, "bots": bots}
-    created = requests.post(f"{live_server.url}/games", json=body, timeout=10).json()
-    export = requests.get(f"{live_server.url}/games/{created['game_id']}/export", timeout=10).text
+    created = requests.post(f"{live_server.url}/games", json=body, timeout=ANSWER).json()
+    export = requests.get(
+        f"{live_server.url}/games/{created['game_id']}/export", timeout=ANSWER
+    ).text
     (tmp_path / "game.jsonl").write_text(export)
 
     def opened(receipt: dict) -> list[str]:

@@ -17,6 +17,7 @@ import dbsupport
 import psycopg
 import pytest
 import requests
+from patience import ANSWER
 from serve_support import ROOT, cardroom_serve
 
 from service.cli import capacity
@@ -134,7 +135,7 @@ def test_the_workers_run_as_the_app_role_when_given_the_owners_url(own_database:
     password = app_role_password(own_database)
     env = {"PGPASSWORD": password} if password else {}
     with cardroom_serve(own_database, env=env) as served:
-        assert requests.get(f"{served.url}/readyz", timeout=10).status_code == 200
+        assert requests.get(f"{served.url}/readyz", timeout=ANSWER).status_code == 200
         name = psycopg.conninfo.conninfo_to_dict(own_database)["dbname"]
         assert worker_users(own_database, str(name)) == {db.APP_ROLE}
 
@@ -149,7 +150,7 @@ def test_a_service_given_only_the_app_roles_url_serves_a_migrated_database(
         app_url = psycopg.conninfo.make_conninfo(app_url, password=password)
     with cardroom_serve(app_url) as served:
         assert not any("Running upgrade" in line for line in served.log)
-        assert requests.get(f"{served.url}/readyz", timeout=10).status_code == 200
+        assert requests.get(f"{served.url}/readyz", timeout=ANSWER).status_code == 200
     name = dbsupport.new_database_name()
     url = db.ensure_database(database_url, name)  # never migrated
     try:

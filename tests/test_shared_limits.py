@@ -14,6 +14,7 @@ from collections.abc import Iterator
 import pytest
 import requests
 from api_client import serving_app
+from patience import ANSWER
 from psycopg_pool import ConnectionPool
 from redis_support import RedisServer, redis_server
 from serve_support import cardroom_serve
@@ -40,11 +41,11 @@ def limited_env(redis_url: str, create: str) -> dict[str, str]:
 
 def create(base: str) -> requests.Response:
     # A new connection each time: the kernel hands it to any of the host's workers.
-    return requests.post(f"{base}/games", json=NEW_GAME, timeout=10)
+    return requests.post(f"{base}/games", json=NEW_GAME, timeout=ANSWER)
 
 
 def rate_limits(base: str) -> str:
-    return requests.get(f"{base}/readyz", timeout=5).json()["checks"]["rate_limits"]
+    return requests.get(f"{base}/readyz", timeout=ANSWER).json()["checks"]["rate_limits"]
 
 
 def test_30_a_minute_across_3_workers_and_2_hosts(database_url: str, redis: RedisServer) -> None:
@@ -66,7 +67,7 @@ def test_redis_down_counts_per_process_and_says_so_until_it_is_back(database_url
     with redis_server() as own:
         env = limited_env(own.url, "3/minute")
         with cardroom_serve(database_url, env=env) as served:
-            ready = requests.get(f"{served.url}/readyz", timeout=5).json()
+            ready = requests.get(f"{served.url}/readyz", timeout=ANSWER).json()
             assert ready["checks"]["rate_limits"] == "ok"
             assert [create(served.url).status_code for _ in range(4)] == [201, 201, 201, 429]
             own.stop()
@@ -75,7 +76,7 @@ def test_redis_down_counts_per_process_and_says_so_until_it_is_back(database_url
             assert statuses == [201, 201, 201, 429], statuses
             log = "".join(served.log)
             assert "Rate limit storage unreachable - falling back to in-memory storage" in log
-            ready_response = requests.get(f"{served.url}/readyz", timeout=5)
+            ready_response = requests.get(f"{served.url}/readyz", timeout=ANSWER)
             assert ready_response.status_code == 200  # degraded limits: still ready
             assert ready_response.json()["checks"]["rate_limits"].startswith("degraded"), log
             # Redis back (empty: it keeps nothing): the counting returns to it within 5 s
@@ -130,7 +131,7 @@ def _limited_app(trusted: str) -> dict[str, object]:
 
 def post_from(base: str, forwarded: str) -> requests.Response:
     return requests.post(
-        f"{base}/games", json=NEW_GAME, headers={"X-Forwarded-For": forwarded}, timeout=10
+        f"{base}/games", json=NEW_GAME, headers={"X-Forwarded-For": forwarded}, timeout=ANSWER
     )
 
 

@@ -18,6 +18,7 @@ import yaml
 from api_client import ApiClient, LiveServer, expect_problem
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from patience import ANSWER
 
 from service.http import strict_json
 from service.http.problems import Problem
@@ -248,7 +249,7 @@ def test_a_header_that_is_not_text_is_never_a_500(
         ("GET", f"/games/{game}/export", None),
     ]:
         response = requests.request(
-            method, client.base_url + path, data=body, headers={**JSON, header: raw}, timeout=30
+            method, client.base_url + path, data=body, headers={**JSON, header: raw}, timeout=ANSWER
         )
         assert response.status_code < 500, (method, path, response.text)
         if response.status_code >= 400:

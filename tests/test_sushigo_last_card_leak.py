@@ -23,6 +23,7 @@ from typing import Any
 
 import requests
 from api_client import LiveServer, random_move
+from patience import ANSWER
 
 from domain.decider import SPECTATOR, CreateGame, Event, MakeMove, TakeSeat, commitment
 from domain.replay import replay
@@ -115,9 +116,9 @@ def _play_zoch_game(base: str, players: int, rng: random.Random) -> list[Event]:
     the public view checked after every pick; its whole log once over."""
     http = requests.Session()
     body = {"game": "sushi-go", "players": players, "rules": {"edition": "zoch"}}
-    game = http.post(f"{base}/games", json=body, timeout=10).json()["game_id"]
+    game = http.post(f"{base}/games", json=body, timeout=ANSWER).json()["game_id"]
     tokens = [
-        http.post(f"{base}/games/{game}/players", json={"name": f"p{seat}"}, timeout=10).json()[
+        http.post(f"{base}/games/{game}/players", json={"name": f"p{seat}"}, timeout=ANSWER).json()[
             "token"
         ]
         for seat in range(players)
@@ -125,9 +126,9 @@ def _play_zoch_game(base: str, players: int, rng: random.Random) -> list[Event]:
     while True:
         for token in tokens:
             auth = {"Authorization": f"Bearer {token}"}
-            mine = http.get(f"{base}/games/{game}", headers=auth, timeout=10).json()
+            mine = http.get(f"{base}/games/{game}", headers=auth, timeout=ANSWER).json()
             if mine["status"] == "over":
-                recorded = http.get(f"{base}/games/{game}/events?limit=1000", timeout=10).json()
+                recorded = http.get(f"{base}/games/{game}/events?limit=1000", timeout=ANSWER).json()
                 assert recorded["next_after"] is None
                 return [
                     Event(e["type"], e["data"], e["schema_version"]) for e in recorded["events"]
@@ -135,10 +136,13 @@ def _play_zoch_game(base: str, players: int, rng: random.Random) -> list[Event]:
             if not mine["you"]["awaiting_pick"]:
                 continue
             move = http.post(
-                f"{base}/games/{game}/moves", json=random_move(mine, rng), headers=auth, timeout=10
+                f"{base}/games/{game}/moves",
+                json=random_move(mine, rng),
+                headers=auth,
+                timeout=ANSWER,
             )
             assert move.status_code == 200, move.text
-            public = http.get(f"{base}/games/{game}", timeout=10).json()  # no token
+            public = http.get(f"{base}/games/{game}", timeout=ANSWER).json()  # no token
             if public["status"] == "playing":
                 last = [seat for seat in public["seats"] if seat["hand_size"] == 1]
                 assert all(seat["picked"] for seat in last), f"still choosing: {public}"

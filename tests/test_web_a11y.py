@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 import requests
+from patience import ANSWER
 from playwright.sync_api import Page, expect
 from test_web_sushigo import create_game, take_turn
 from web_support import axe_violations, screenshot
@@ -27,7 +28,7 @@ def clean(page: Page, where: str) -> None:
 def finished_game(base: str) -> str:
     bots = [{"seat": s, "kind": "greedy"} for s in range(3)]
     body = {"game": "sushi-go", "players": 3, "bots": bots}
-    return requests.post(f"{base}/games", json=body, timeout=10).json()["game_id"]
+    return requests.post(f"{base}/games", json=body, timeout=ANSWER).json()["game_id"]
 
 
 @pytest.mark.parametrize("width", WIDTHS)
@@ -82,7 +83,7 @@ def test_a_finished_sequence_game_and_its_replay_have_no_violations(
 ) -> None:
     bots = [{"seat": s, "kind": "greedy"} for s in range(2)]
     body = {"game": "sequence", "players": 2, "bots": bots}
-    game_id = requests.post(f"{live_server.url}/games", json=body, timeout=10).json()["game_id"]
+    game_id = requests.post(f"{live_server.url}/games", json=body, timeout=ANSWER).json()["game_id"]
     page = contexts(bypass_csp=True).new_page()
     page.goto(f"/#/game/{game_id}")
     expect(page.locator("#game")).to_have_attribute("data-status", "over")
@@ -112,19 +113,19 @@ def test_a_reveal_and_a_rematch_offer_have_no_violations(contexts: Any, live_ser
     page = contexts(width=375, bypass_csp=True).new_page()
     game_id = create_game(page, "Uma", 2)
     other = requests.post(
-        f"{live_server.url}/games/{game_id}/players", json={"name": "Vic"}, timeout=10
+        f"{live_server.url}/games/{game_id}/players", json={"name": "Vic"}, timeout=ANSWER
     ).json()
     page.wait_for_selector("#hand button.pickable")
     take_turn(page, random.Random(5), chopsticks=0)
     view = requests.get(
         f"{live_server.url}/games/{game_id}",
         headers={"Authorization": f"Bearer {other['token']}"},
-        timeout=10,
+        timeout=ANSWER,
     ).json()
     move = {"round": 1, "turn": 1, "cards": [view["you"]["hand"][0]]}
     headers = {"Authorization": f"Bearer {other['token']}"}
     requests.post(
-        f"{live_server.url}/games/{game_id}/moves", json=move, headers=headers, timeout=10
+        f"{live_server.url}/games/{game_id}/moves", json=move, headers=headers, timeout=ANSWER
     )
     expect(page.locator("#table .card.fresh")).to_have_count(2)
     expect(page.locator("#reveal-line")).to_contain_text("Turn 1 revealed")
@@ -134,8 +135,8 @@ def test_a_reveal_and_a_rematch_offer_have_no_violations(contexts: Any, live_ser
         requests.post(
             f"{live_server.url}/games/{game_id}/resign",
             headers={"Authorization": f"Bearer {bearer}"},
-            timeout=10,
+            timeout=ANSWER,
         )
-    requests.post(f"{live_server.url}/games/{game_id}/rematch", headers=headers, timeout=10)
+    requests.post(f"{live_server.url}/games/{game_id}/rematch", headers=headers, timeout=ANSWER)
     expect(page.locator("#rematch-offer")).to_contain_text("Vic proposes a rematch — Join")
     clean(page, "a finished game with a rematch offered")

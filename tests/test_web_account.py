@@ -10,6 +10,7 @@ from typing import Any
 
 import psycopg
 import requests
+from patience import ANSWER
 from playwright.sync_api import Page, expect
 from web_support import axe_violations, screenshot
 
@@ -21,7 +22,7 @@ pytest_plugins = ["api_fixtures", "web_fixtures"]
 
 def open_game(base: str, players: int = 2) -> str:
     body = {"game": "sushi-go", "players": players, "bots": [{"seat": 1, "kind": "greedy"}]}
-    return str(requests.post(f"{base}/games", json=body, timeout=10).json()["game_id"])
+    return str(requests.post(f"{base}/games", json=body, timeout=ANSWER).json()["game_id"])
 
 
 def create_account(page: Page, name: str) -> None:
@@ -42,14 +43,14 @@ def test_an_account_made_in_the_page_joins_a_game_and_lists_it(
     stored = page.evaluate("() => JSON.parse(localStorage.getItem('cardroom.account'))")
     assert stored["name"] == name and stored["token"].startswith("cardroom_pat_")
     bearer = {"Authorization": f"Bearer {stored['token']}"}
-    me = requests.get(f"{base}/accounts/me", headers=bearer, timeout=10).json()
+    me = requests.get(f"{base}/accounts/me", headers=bearer, timeout=ANSWER).json()
     assert me["account_id"] == stored["account_id"]
 
     game_id = open_game(base)
     page.goto(f"/#/game/{game_id}")
     page.click("#join-account")
     page.wait_for_selector("#hand button.pickable")
-    view = requests.get(f"{base}/games/{game_id}", headers=bearer, timeout=10).json()
+    view = requests.get(f"{base}/games/{game_id}", headers=bearer, timeout=ANSWER).json()
     assert view["you"]["seat"] == 0 and view["seats"][0]["name"] == name  # the account's seat
 
     page.goto("/")
@@ -113,5 +114,5 @@ def test_quick_match_seats_the_account_in_a_waiting_game(
     assert game_a == game_b  # the second joined the game the first opened
     for page, _, _ in seated:
         page.wait_for_selector("#hand button.pickable")  # seated, the game started
-    view = requests.get(f"{live_server.url}/games/{game_a}", timeout=10).json()
+    view = requests.get(f"{live_server.url}/games/{game_a}", timeout=ANSWER).json()
     assert [seat["name"] for seat in view["seats"]][1] == name_b

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import requests
+from patience import ANSWER
 from playwright.sync_api import expect
 from test_web_replay import all_events, bots_game, get
 
@@ -48,7 +49,7 @@ def test_a_refused_invitation_is_not_offered_as_valid(contexts: Any, live_server
     created = requests.post(
         f"{base}/games",
         json={"game": "sushi-go", "players": 3, "visibility": "private"},
-        timeout=10,
+        timeout=ANSWER,
     ).json()
     game_id, invitation = created["game_id"], created["invitation"]
     page = contexts().new_page()
@@ -57,7 +58,7 @@ def test_a_refused_invitation_is_not_offered_as_valid(contexts: Any, live_server
     revoked = requests.delete(
         f"{base}/games/{game_id}/invitation",
         headers={"Authorization": f"Bearer {invitation['creator_token']}"},
-        timeout=10,
+        timeout=ANSWER,
     )
     assert revoked.status_code == 204, revoked.text
     page.fill("#join-name", "Lou")

@@ -11,6 +11,7 @@ from uuid import UUID
 
 import pytest
 import requests
+from patience import ANSWER
 from playwright.sync_api import Page, expect
 from web_support import screenshot
 
@@ -44,7 +45,7 @@ def test_leave_before_the_start_frees_the_seat(contexts: Any, live_server: Any, 
     expect(page.get_by_text("You are watching.")).to_be_visible()
     expect(page.locator("#join")).to_contain_text("2 open seats")
     expect(page.locator("#leave")).to_have_count(0)
-    view = requests.get(f"{live_server.url}/games/{game_id}", timeout=10).json()
+    view = requests.get(f"{live_server.url}/games/{game_id}", timeout=ANSWER).json()
     assert [s["taken"] for s in view["seats"]] == [False, False]
     expect(page.locator("#log")).to_contain_text("Lea left seat 1")
 
@@ -55,21 +56,23 @@ def test_resign_asks_first_then_the_greedy_bot_plays_the_seat(
 ) -> None:
     page = contexts().new_page()
     game_id = create_game(page, game, "Rae", 2)
-    requests.post(f"{live_server.url}/games/{game_id}/players", json={"name": "Sam"}, timeout=10)
+    requests.post(
+        f"{live_server.url}/games/{game_id}/players", json={"name": "Sam"}, timeout=ANSWER
+    )
     resign = page.locator("#resign")
     expect(resign).to_be_visible()  # the page follows the start by itself
     resign.click()
     expect(page.locator("#resign-question")).to_contain_text("cannot be undone")
     page.click("#resign-cancel")  # nothing happens without the confirmation
     expect(resign).to_be_visible()
-    view = requests.get(f"{live_server.url}/games/{game_id}", timeout=10).json()
+    view = requests.get(f"{live_server.url}/games/{game_id}", timeout=ANSWER).json()
     assert view["seats"][0]["taken_over"] is None
     resign.click()
     page.click("#resign-confirm")
     expect(page.locator("#seat-actions")).to_contain_text("You resigned")
     expect(seat_label(page, game, 0)).to_contain_text("resigned · greedy bot plays")
     expect(page.locator("#log")).to_contain_text("Rae resigned")
-    view = requests.get(f"{live_server.url}/games/{game_id}", timeout=10).json()
+    view = requests.get(f"{live_server.url}/games/{game_id}", timeout=ANSWER).json()
     assert view["seats"][0]["taken_over"] == "resigned"
     screenshot(page, f"resigned-{game}")
 

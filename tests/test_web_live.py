@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import requests
+from patience import ANSWER
 from playwright.sync_api import Page, expect
 from test_web_sushigo import create_game
 
@@ -47,7 +48,7 @@ KEPT = """() => {
 
 
 def _seat_in(base: str, game_id: str, name: str) -> dict[str, Any]:
-    answer = requests.post(f"{base}/games/{game_id}/players", json={"name": name}, timeout=10)
+    answer = requests.post(f"{base}/games/{game_id}/players", json={"name": name}, timeout=ANSWER)
     assert answer.status_code == 201, answer.text
     return answer.json()
 
@@ -67,14 +68,16 @@ def test_another_seats_pick_replaces_nothing_of_mine(contexts: Any, live_server:
     page.locator("#hand button.pickable").nth(1).focus()
     page.evaluate(WATCH)
     view = requests.get(
-        f"{base}/games/{game_id}", headers={"Authorization": f"Bearer {bo['token']}"}, timeout=10
+        f"{base}/games/{game_id}",
+        headers={"Authorization": f"Bearer {bo['token']}"},
+        timeout=ANSWER,
     ).json()
     move = {"round": view["round"], "turn": view["turn"], "cards": [view["you"]["hand"][0]]}
     answer = requests.post(
         f"{base}/games/{game_id}/moves",
         json=move,
         headers={"Authorization": f"Bearer {bo['token']}"},
-        timeout=10,
+        timeout=ANSWER,
     )
     assert answer.status_code == 200, answer.text
     expect(page.locator("section.seat[data-seat='1'] .badge")).to_have_text("picked")

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import requests
+from patience import ANSWER
 from playwright.sync_api import expect
 from test_web_sushigo import create_game
 from web_support import screenshot
@@ -20,7 +21,7 @@ def waiting_ids(base: str) -> list[str]:
         params: dict[str, Any] = {"status": "waiting", "limit": 100, "order": "newest"}
         if after:
             params["after"] = after
-        page = requests.get(f"{base}/games", params=params, timeout=10).json()
+        page = requests.get(f"{base}/games", params=params, timeout=ANSWER).json()
         ids += [g["game_id"] for g in page["games"]]
         if not (after := page["next_after"]):
             return ids
@@ -33,9 +34,9 @@ def test_more_pages_without_duplicates_and_hides_on_the_last_page(
     click with no next page appended the first page again."""
     base = live_server.url
     mine = [  # more than one page of open games (nobody joins them: they stay open)
-        requests.post(f"{base}/games", json={"game": "sushi-go", "players": 3}, timeout=10).json()[
-            "game_id"
-        ]
+        requests.post(
+            f"{base}/games", json={"game": "sushi-go", "players": 3}, timeout=ANSWER
+        ).json()["game_id"]
         for _ in range(12)
     ]
     page = contexts().new_page()
@@ -67,7 +68,7 @@ def test_a_refresh_keeps_the_rows_more_added_past_a_hundred(
     base = live_server.url
     for _ in range(max(0, 115 - len(waiting_ids(base)))):  # open games: nobody joins them
         created = requests.post(
-            f"{base}/games", json={"game": "sushi-go", "players": 3}, timeout=10
+            f"{base}/games", json={"game": "sushi-go", "players": 3}, timeout=ANSWER
         )
         assert created.status_code == 201
     page = contexts().new_page()
@@ -99,7 +100,7 @@ def test_rows_name_the_players_free_seats_and_whose_turn_and_follow_by_themselve
     expect(row).to_contain_text("Ines")
     expect(row).to_contain_text("1 free seat")
     # Someone joins elsewhere: the lobby shows it without a reload (it refreshes by itself).
-    requests.post(f"{base}/games/{game_id}/players", json={"name": "Jon"}, timeout=10)
+    requests.post(f"{base}/games/{game_id}/players", json={"name": "Jon"}, timeout=ANSWER)
     playing = page.locator(f"#games-playing li[data-game='{game_id}']")
     expect(playing).to_contain_text("Ines, Jon")
     expect(playing).to_contain_text("waiting for Ines, Jon")  # the bot has picked (S4)

@@ -12,6 +12,7 @@ from typing import Any
 
 import requests
 from api_client import serve
+from patience import ANSWER
 from playwright.sync_api import expect
 from psycopg_pool import ConnectionPool
 from test_web_sushigo import create_game, version
@@ -26,7 +27,7 @@ pytest_plugins = ["api_fixtures", "web_fixtures"]
 def test_the_page_and_its_assets_are_served_locally_under_a_strict_policy(
     live_server: Any,
 ) -> None:
-    page = requests.get(live_server.url + "/", timeout=10)
+    page = requests.get(live_server.url + "/", timeout=ANSWER)
     assert page.status_code == 200 and page.headers["Content-Type"].startswith("text/html")
     policy = page.headers["Content-Security-Policy"]
     assert "script-src 'self'" in policy and "frame-ancestors 'none'" in policy
@@ -37,11 +38,11 @@ def test_the_page_and_its_assets_are_served_locally_under_a_strict_policy(
         text = path.read_text()
         # No CDN, no font or script from elsewhere: every URL in the assets is the service's own.
         assert not re.search(r"(?:src|href)=\"(?:https?:)?//|@import|url\(\s*['\"]?https?:", text)
-        served = requests.get(f"{live_server.url}/app/{path.relative_to(ASSETS)}", timeout=10)
+        served = requests.get(f"{live_server.url}/app/{path.relative_to(ASSETS)}", timeout=ANSWER)
         assert served.status_code == 200 and served.text == text, path
     # Nothing outside the asset folder is reachable through it.
     for sneaky in ("../web_page.py", "..%2fweb_page.py", "%2e%2e/api.py"):
-        assert requests.get(f"{live_server.url}/app/{sneaky}", timeout=10).status_code == 404
+        assert requests.get(f"{live_server.url}/app/{sneaky}", timeout=ANSWER).status_code == 404
 
 
 def test_every_module_the_page_imports_exists() -> None:
@@ -111,8 +112,8 @@ def test_live_updates_go_on_after_the_server_ends_a_stream(
     app = create_app(pool=pool, config={"STREAM_SECONDS": 1})
     with serve(app) as url:
         body = {"game": "sushi-go", "players": 2}
-        game_id = requests.post(f"{url}/games", json=body, timeout=10).json()["game_id"]
-        requests.post(f"{url}/games/{game_id}/players", json={"name": "Ana"}, timeout=10)
+        game_id = requests.post(f"{url}/games", json=body, timeout=ANSWER).json()["game_id"]
+        requests.post(f"{url}/games/{game_id}/players", json={"name": "Ana"}, timeout=ANSWER)
         page = contexts(url=url).new_page()
         streams: list[str] = []
         page.on("request", lambda r: streams.append(r.url) if "/stream" in r.url else None)
@@ -120,7 +121,7 @@ def test_live_updates_go_on_after_the_server_ends_a_stream(
         expect(page.locator("#phase")).to_have_text("Waiting for players")
         while len(streams) < 2:  # the first stream ended and the page opened another
             page.wait_for_event("request", lambda r: "/stream" in r.url, timeout=timeout_ms(10_000))
-        requests.post(f"{url}/games/{game_id}/players", json={"name": "Bob"}, timeout=10)
+        requests.post(f"{url}/games/{game_id}/players", json={"name": "Bob"}, timeout=ANSWER)
         expect(page.locator("#phase")).to_contain_text("Round 1 of 3")
         expect(page.locator("#log")).to_contain_text("Bob sat down at seat 2")
 
@@ -160,7 +161,7 @@ def test_a_pick_whose_answer_was_lost_is_retried_once_and_lands_once(
     expect(page.locator("#log")).to_contain_text("Lou took")
     assert len(keys) == 3 and keys[0] and len(set(keys)) == 1
     assert replayed == ["true"]  # the server answered from its record of the first request
-    events = requests.get(f"{live_server.url}/games/{game_id}/events", timeout=10).json()
+    events = requests.get(f"{live_server.url}/games/{game_id}/events", timeout=ANSWER).json()
     picks = [e for e in events["events"] if e["type"] == "card_picked" and e["data"]["seat"] == 0]
     assert len({p["data"]["turn"] for p in picks}) == len(picks)  # one pick per turn
 
@@ -171,7 +172,7 @@ def test_assets_are_sent_compressed_to_a_client_that_accepts_it(live_server: Any
     for name in ("js/games/sequence.js", "style.css"):
         url = f"{live_server.url}/app/{name}"
         text = (ASSETS / name).read_bytes()
-        packed = requests.get(url, headers={"Accept-Encoding": "gzip"}, stream=True, timeout=10)
+        packed = requests.get(url, headers={"Accept-Encoding": "gzip"}, stream=True, timeout=ANSWER)
         raw = packed.raw.read(decode_content=False)
         assert packed.headers["Content-Encoding"] == "gzip"
         assert "Accept-Encoding" in packed.headers["Vary"]
@@ -181,15 +182,15 @@ def test_assets_are_sent_compressed_to_a_client_that_accepts_it(live_server: Any
         again = requests.get(
             url,
             headers={"Accept-Encoding": "gzip", "If-None-Match": packed.headers["ETag"]},
-            timeout=10,
+            timeout=ANSWER,
         )
         assert again.status_code == 304
-        plain = requests.get(url, headers={"Accept-Encoding": "identity"}, timeout=10)
+        plain = requests.get(url, headers={"Accept-Encoding": "identity"}, timeout=ANSWER)
         assert "Content-Encoding" not in plain.headers and plain.content == text
         assert "Accept-Encoding" in plain.headers["Vary"]
-    page = requests.get(live_server.url + "/", headers={"Accept-Encoding": "gzip"}, timeout=10)
+    page = requests.get(live_server.url + "/", headers={"Accept-Encoding": "gzip"}, timeout=ANSWER)
     assert page.headers["Content-Encoding"] == "gzip" and page.headers["Cache-Control"]
-    assert requests.get(f"{live_server.url}/app/nothing.js", timeout=10).status_code == 404
+    assert requests.get(f"{live_server.url}/app/nothing.js", timeout=ANSWER).status_code == 404
 
 
 def test_a_game_page_asks_for_its_module_log_and_scores_at_once(

@@ -8,6 +8,7 @@ import re
 from typing import Any
 
 import requests
+from patience import ANSWER
 from playwright.sync_api import Page, Route, expect
 from test_web_sushigo import create_game, version
 from web_support import timeout_ms
@@ -17,14 +18,14 @@ pytest_plugins = ["api_fixtures", "web_fixtures"]
 
 def new_game(base: str, players: int = 2, **body: Any) -> str:
     answer = requests.post(
-        f"{base}/games", json={"game": "sushi-go", "players": players, **body}, timeout=10
+        f"{base}/games", json={"game": "sushi-go", "players": players, **body}, timeout=ANSWER
     )
     assert answer.status_code == 201, answer.text
     return answer.json()["game_id"]
 
 
 def join(base: str, game_id: str, name: str) -> dict[str, Any]:
-    answer = requests.post(f"{base}/games/{game_id}/players", json={"name": name}, timeout=10)
+    answer = requests.post(f"{base}/games/{game_id}/players", json={"name": name}, timeout=ANSWER)
     assert answer.status_code == 201, answer.text
     return answer.json()
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import requests
+from patience import ANSWER
 from playwright.sync_api import expect
 from web_support import screenshot
 
@@ -31,7 +32,7 @@ def test_a_private_game_is_joined_through_its_link_until_revoked(
     invitation = link.input_value()
     assert invitation.startswith(f"{live_server.url}/#/game/{game_id}?invitation=")
     screenshot(creator, "private-invitation")
-    listed = requests.get(f"{live_server.url}/games", params={"order": "newest"}, timeout=10)
+    listed = requests.get(f"{live_server.url}/games", params={"order": "newest"}, timeout=ANSWER)
     assert game_id not in [g["game_id"] for g in listed.json()["games"]]
 
     stranger = contexts().new_page()  # has the game's address, not the invitation
@@ -44,7 +45,7 @@ def test_a_private_game_is_joined_through_its_link_until_revoked(
     friend.fill("#join-name", "Bo")
     friend.locator("#join button[type=submit]").click()
     expect(friend.locator("#game")).to_contain_text("Bo")
-    seats = requests.get(f"{live_server.url}/games/{game_id}", timeout=10).json()["seats"]
+    seats = requests.get(f"{live_server.url}/games/{game_id}", timeout=ANSWER).json()["seats"]
     assert [s["name"] for s in seats] == ["Ada", "Bo", None]
 
     expect(friend.locator("#copy-invite")).to_be_visible()  # a player may pass the link on
@@ -59,7 +60,7 @@ def test_a_private_game_is_joined_through_its_link_until_revoked(
     late.goto(invitation)
     expect(late.locator("#join")).to_contain_text("no longer valid")
     expect(late.locator("#join-name")).to_have_count(0)
-    seats = requests.get(f"{live_server.url}/games/{game_id}", timeout=10).json()["seats"]
+    seats = requests.get(f"{live_server.url}/games/{game_id}", timeout=ANSWER).json()["seats"]
     assert seats[2]["name"] is None
     creator.click("#new-invite")  # a new link lets the last player in
     expect(creator.locator("#invite-link")).not_to_have_value(invitation)

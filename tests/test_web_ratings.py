@@ -12,6 +12,7 @@ from typing import Any
 
 import requests
 from api_client import ApiClient, Player, Table, play_to_end
+from patience import ANSWER
 from playwright.sync_api import Page, expect
 from web_support import axe_violations, screenshot
 
@@ -22,14 +23,14 @@ POOL = "sushi-go-gamewright"
 
 def new_account(base: str, prefix: str) -> dict[str, Any]:
     name = f"{prefix}{uuid.uuid4().hex[:8]}"
-    response = requests.post(f"{base}/accounts", json={"name": name}, timeout=10)
+    response = requests.post(f"{base}/accounts", json={"name": name}, timeout=ANSWER)
     assert response.status_code == 201, response.text
     return dict(response.json())
 
 
 def rated_game(base: str, players: int, bots: list[dict[str, Any]]) -> str:
     body = {"game": "sushi-go", "players": players, "bots": bots, "rated": True}
-    response = requests.post(f"{base}/games", json=body, timeout=10)
+    response = requests.post(f"{base}/games", json=body, timeout=ANSWER)
     assert response.status_code == 201, response.text
     return str(response.json()["game_id"])
 
@@ -44,7 +45,7 @@ def sit(api: ApiClient, table: Table, account: dict[str, Any]) -> None:
 
 
 def ratings_of(base: str, account_id: str) -> dict[str, Any]:
-    answer = requests.get(f"{base}/accounts/{account_id}/ratings", timeout=10).json()
+    answer = requests.get(f"{base}/accounts/{account_id}/ratings", timeout=ANSWER).json()
     return next(r for r in answer["ratings"] if r["pool"] == POOL)
 
 
@@ -71,7 +72,7 @@ def test_a_rated_game_shows_ratings_at_the_table_and_changes_in_the_final_rankin
 
     # (a) the lobby's open games say the game is rated; an unrated one says nothing of it
     unrated = requests.post(
-        f"{base}/games", json={"game": "sushi-go", "players": 2}, timeout=10
+        f"{base}/games", json={"game": "sushi-go", "players": 2}, timeout=ANSWER
     ).json()["game_id"]
     page.goto("/")
     expect(page.locator(f"#games-waiting li[data-game='{game_id}'] .badge.rated")).to_have_text(
@@ -96,7 +97,7 @@ def test_a_rated_game_shows_ratings_at_the_table_and_changes_in_the_final_rankin
         # (b) at the table: each seat's rating in the pool (the bot's fixed anchor)
         seats = page.locator("#seat-ratings li")
         expect(seats).to_have_count(3)
-        anchor = requests.get(f"{base}/accounts/bot:greedy/ratings", timeout=10).json()
+        anchor = requests.get(f"{base}/accounts/bot:greedy/ratings", timeout=ANSWER).json()
         greedy = next(r for r in anchor["ratings"] if r["pool"] == POOL)
         bot_row = page.locator("#seat-ratings li[data-account='bot:greedy']")
         expect(bot_row).to_contain_text(f"{greedy['ordinal']:.1f} (a fixed anchor rating)")
@@ -151,7 +152,9 @@ def test_the_leaderboard_lists_non_provisional_players_highest_first(
             if not any(s["provisional"] for s in standings):
                 break
     assert not any(s["provisional"] for s in standings), standings
-    listed = requests.get(f"{base}/leaderboards/{POOL}", params={"limit": 200}, timeout=10).json()
+    listed = requests.get(
+        f"{base}/leaderboards/{POOL}", params={"limit": 200}, timeout=ANSWER
+    ).json()
 
     page = contexts(bypass_csp=True).new_page()
     page.goto("/")
@@ -208,9 +211,9 @@ def test_the_lobby_shows_the_seated_players_ratings_of_a_rated_game(
             sit(api, table, account)
         table.close()
     unrated = requests.post(
-        f"{base}/games", json={"game": "sushi-go", "players": 3}, timeout=10
+        f"{base}/games", json={"game": "sushi-go", "players": 3}, timeout=ANSWER
     ).json()["game_id"]
-    listed = requests.get(f"{base}/games", params={"ids": game_id}, timeout=10).json()
+    listed = requests.get(f"{base}/games", params={"ids": game_id}, timeout=ANSWER).json()
     seats = listed["games"][0]["seats"]
 
     page = contexts(bypass_csp=True).new_page()
@@ -242,7 +245,7 @@ def test_the_leaderboards_more_button_pages_past_the_first_twenty(
     for n in range(23):
         account = new_account(base, "Lead")
         seed_rating(pool, account["account_id"], "sequence", 40.0 - n * 1.5, 10 + n)
-    listed = requests.get(f"{base}/leaderboards/sequence", params={"limit": 200}, timeout=10)
+    listed = requests.get(f"{base}/leaderboards/sequence", params={"limit": 200}, timeout=ANSWER)
     players = listed.json()["players"]
     assert len(players) >= 23
 

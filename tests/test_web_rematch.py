@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 import requests
+from patience import ANSWER
 from playwright.sync_api import Page, expect
 from test_web_sushigo import create_game, token_of
 from web_support import SHOTS, screenshot
@@ -42,7 +43,7 @@ def _both_resign(base: str, game_id: str, *pages: Page) -> None:
         answer = requests.post(
             f"{base}/games/{game_id}/resign",
             headers={"Authorization": f"Bearer {token_of(page, game_id)}"},
-            timeout=10,
+            timeout=ANSWER,
         )
         assert answer.status_code == 200, answer.text
     for page in pages:

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 import requests
+from patience import ANSWER
 from playwright.sync_api import Page, expect
 from web_support import screenshot
 
@@ -35,7 +36,7 @@ NAMES = {
 
 
 def get(base: str, path: str) -> Any:
-    response = requests.get(base + path, timeout=10)
+    response = requests.get(base + path, timeout=ANSWER)
     response.raise_for_status()
     return response.json()
 
@@ -47,7 +48,7 @@ def bots_game(base: str, players: int = 3) -> str:
         "players": players,
         "bots": [{"seat": s, "kind": "greedy" if s % 2 else "random"} for s in range(players)],
     }
-    response = requests.post(base + "/games", json=body, timeout=10)
+    response = requests.post(base + "/games", json=body, timeout=ANSWER)
     assert response.status_code == 201, response.text
     return response.json()["game_id"]
 
@@ -188,7 +189,7 @@ def test_replay_reads_well_on_a_phone(
 
 def test_a_game_still_playing_has_no_replay_yet(contexts: Any, live_server: Any) -> None:
     body = {"game": "sushi-go", "players": 2}
-    game_id = requests.post(live_server.url + "/games", json=body, timeout=10).json()["game_id"]
+    game_id = requests.post(live_server.url + "/games", json=body, timeout=ANSWER).json()["game_id"]
     page = contexts().new_page()
     page.goto(f"/#/replay/{game_id}")
     expect(page.locator("main")).to_contain_text("This game is not over yet")
@@ -240,7 +241,7 @@ def zoch_game_with_both_wasabi_cases(base: str) -> tuple[str, dict[str, Any], di
     for _ in range(30):
         bots = [{"seat": s, "kind": "random"} for s in range(3)]
         body = {"game": "sushi-go", "players": 3, "rules": {"edition": "zoch"}, "bots": bots}
-        game_id = requests.post(base + "/games", json=body, timeout=10).json()["game_id"]
+        game_id = requests.post(base + "/games", json=body, timeout=ANSWER).json()["game_id"]
         found: dict[str, dict[str, Any]] = {}
         sections = get(base, f"/games/{game_id}/audit")["provenance"]
         for section in (s for s in sections if s["kind"] == "round"):

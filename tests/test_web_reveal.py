@@ -13,6 +13,7 @@ import copy
 from typing import Any
 
 import requests
+from patience import ANSWER
 from playwright.sync_api import Page, expect
 from test_web_sushigo import create_game
 from web_support import SHOTS, screenshot
@@ -270,7 +271,7 @@ def test_the_replay_shows_the_same_faces(contexts: Any, live_server: Any) -> Non
     base = live_server.url
     bots = [{"seat": 0, "kind": "greedy"}, {"seat": 1, "kind": "random"}]
     created = requests.post(
-        f"{base}/games", json={"game": "sushi-go", "players": 2, "bots": bots}, timeout=10
+        f"{base}/games", json={"game": "sushi-go", "players": 2, "bots": bots}, timeout=ANSWER
     ).json()
     page = contexts().new_page()
     page.goto(f"/#/replay/{created['game_id']}")

@@ -7,6 +7,7 @@ import random
 from typing import Any
 
 import requests
+from patience import ANSWER
 from playwright.sync_api import Page, expect
 from web_support import screenshot
 
@@ -15,7 +16,7 @@ pytest_plugins = ["api_fixtures", "web_fixtures"]
 
 def seat_view(base: str, game_id: str, token: str) -> Any:
     response = requests.get(
-        f"{base}/games/{game_id}", headers={"Authorization": f"Bearer {token}"}, timeout=10
+        f"{base}/games/{game_id}", headers={"Authorization": f"Bearer {token}"}, timeout=ANSWER
     )
     response.raise_for_status()
     return response.json()
@@ -95,7 +96,7 @@ def test_a_sequence_game_against_a_bot_on_the_board(contexts: Any, live_server: 
         # The chip placed (or removed, for a one-eyed jack) is on the page's board as in the API.
         chip = seat_view(live_server.url, game_id, token)["chips"][cell[0]][cell[1]]
         expect(target).to_have_attribute("data-chip", "" if chip is None else str(chip))
-    final = requests.get(f"{live_server.url}/games/{game_id}", timeout=10).json()
+    final = requests.get(f"{live_server.url}/games/{game_id}", timeout=ANSWER).json()
     assert final["status"] == "over" and moves > 5
     # The board shows every chip of the final position and the cells of each sequence.
     for r, row in enumerate(final["chips"]):
@@ -135,7 +136,7 @@ def test_the_lobby_sets_up_sequence_teams_variants_and_bots(
     page.click("#create-game")
     page.wait_for_url("**/#/game/*")
     game_id = page.url.rsplit("/", 1)[1]
-    view = requests.get(f"{live_server.url}/games/{game_id}", timeout=10).json()
+    view = requests.get(f"{live_server.url}/games/{game_id}", timeout=ANSWER).json()
     assert view["rules"] == {"players": 6, "teams": 3, "advanced_jacks": True}
     assert [s["bot"] for s in view["seats"]] == [
         None,

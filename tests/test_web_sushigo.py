@@ -11,6 +11,7 @@ import random
 from typing import Any
 
 import requests
+from patience import ANSWER
 from playwright.sync_api import Page, expect
 from web_support import screenshot
 
@@ -78,7 +79,7 @@ def my_turn_or_over(page: Page) -> bool:
 
 def api_json(base: str, path: str, token: str | None = None) -> Any:
     headers = {"Authorization": f"Bearer {token}"} if token else {}
-    response = requests.get(base + path, headers=headers, timeout=10)
+    response = requests.get(base + path, headers=headers, timeout=ANSWER)
     response.raise_for_status()
     return response.json()
 
@@ -234,9 +235,9 @@ def test_a_pick_for_a_turn_that_moved_on_is_explained_and_the_page_shows_the_new
     def other_device_first(route: Any) -> None:
         sent = route.request.post_data_json
         assert (sent["round"], sent["turn"]) == (1, 1)  # the turn the page showed
-        hand = requests.get(url, headers=auth, timeout=10).json()["you"]["hand"]
+        hand = requests.get(url, headers=auth, timeout=ANSWER).json()["you"]["hand"]
         other = {"round": 1, "turn": 1, "cards": [c for c in hand if c not in sent["cards"]][:1]}
-        assert requests.post(f"{url}/moves", json=other, headers=auth, timeout=10).ok
+        assert requests.post(f"{url}/moves", json=other, headers=auth, timeout=ANSWER).ok
         route.continue_()
 
     page.route("**/moves", other_device_first)
@@ -247,6 +248,6 @@ def test_a_pick_for_a_turn_that_moved_on_is_explained_and_the_page_shows_the_new
     expect(page.locator("#notice")).to_contain_text("that turn was over")
     expect(page.locator("#phase")).to_contain_text("turn 2")
     expect(page.locator("#hand button.pickable").first).to_be_enabled()
-    events = requests.get(f"{url}/events", timeout=10).json()["events"]
+    events = requests.get(f"{url}/events", timeout=ANSWER).json()["events"]
     mine = [e for e in events if e["type"] == "card_picked" and e["data"]["seat"] == 0]
     assert len(mine) == 1  # the other device's pick only

@@ -9,6 +9,7 @@ import json
 from typing import Any
 
 import requests
+from patience import ANSWER
 
 pytest_plugins = ["api_fixtures", "web_fixtures"]
 
@@ -24,10 +25,10 @@ def test_a_game_pages_first_render_stays_within_ten_percent(
     base = live_server.url
     bots = [{"seat": 1, "kind": "greedy"}, {"seat": 2, "kind": "greedy"}]
     game = requests.post(
-        f"{base}/games", json={"game": "sushi-go", "players": 3, "bots": bots}, timeout=10
+        f"{base}/games", json={"game": "sushi-go", "players": 3, "bots": bots}, timeout=ANSWER
     ).json()
     seat = requests.post(
-        f"{base}/games/{game['game_id']}/players", json={"name": "Ann"}, timeout=10
+        f"{base}/games/{game['game_id']}/players", json={"name": "Ann"}, timeout=ANSWER
     ).json()
     context = contexts(width=390, height=844)
     seats = {game["game_id"]: {"seat": seat["seat"], "token": seat["token"], "name": "Ann"}}

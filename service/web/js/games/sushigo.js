@@ -248,9 +248,12 @@ export function newDraft() {
 /** The live game: every seat's table, then your hand (if you have a seat and it is playing). */
 export function render(view, draft, { onChange, onMove, reveal = null, revealed = null }) {
   useEdition(view);
-  // The hand, then the table its picks land on (the reveal's marks in view on a laptop, issue
-  // 39 item 11); how to play, for reference, after them.
-  return h("div", { class: "sushigo" }, hand(view, draft, { onChange, onMove }), h("h2", { class: "visually-hidden" }, "The table"),
+  // The hand, then the table its picks land on; how to play, for reference, after them. With a
+  // hand ("with-hand"), a laptop sets the reveal line and the player's own table beside the hand,
+  // the other seats under both (style.css): the reveal's marks on the player's table stay above
+  // the fold however tall it grows in a round (issue 39, item 11).
+  const yours = hand(view, draft, { onChange, onMove });
+  return h("div", { class: `sushigo${yours ? " with-hand" : ""}` }, yours, h("h2", { class: "visually-hidden" }, "The table"),
     revealLine(view, revealed), table(view, reveal), howToPlay(view));
 }
 
