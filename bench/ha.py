@@ -140,7 +140,9 @@ def tally(row: Row, result: Result, notes: Notes, options: HaOptions) -> None:
     if fault.first_pick_after is not None:
         row.serving_after = round(fault.first_pick_after, 2)
     row.notes = notes.details
-    row.problems += result.problems[:10]
+    # What the log checks found first (a pick lost, doubled or never sent), then the rest:
+    # a run cut off by its deadline has a problem per seat, and only 10 are kept.
+    row.problems += sorted(result.problems, key=lambda p: "deadline" in p)[:10]
     if row.over_budget or row.bad_answers:
         row.problems.append(f"{row.over_budget} answers past the budget, {row.bad_answers} bad")
     bound = serving_bound(row)
