@@ -311,9 +311,13 @@ class Client:
     over a bad network would (same Idempotency-Key every time), within the run's deadline."""
 
     def __init__(
-        self, run: Run, rng: random.Random, address: tuple[str, int] | None = None
+        self,
+        run: Run,
+        rng: random.Random,
+        address: tuple[str, int] | None = None,
+        player: bool = True,
     ) -> None:
-        self.run, self.rng = run, rng
+        self.run, self.rng, self.player = run, rng, player
         self.address = address or run.addresses[0]  # the host this client talks to
         self.conn: http.client.HTTPConnection | None = None
         self.attempt_at = 0.0  # when the latest attempt of a request was sent
@@ -403,7 +407,7 @@ class Client:
             self._chaos(method, path, body, headers)
         timeout = timeout or self.run.options.request_timeout
         for attempt in range(1000):
-            if self.run.past_deadline():
+            if self.run.past_deadline() or (self.player and self.run.closed.is_set()):
                 break
             try:
                 status, answer_headers, parsed = self._once(method, path, body, headers, timeout)
@@ -488,7 +492,7 @@ def play_seat(run: Run, game: str, index: int) -> None:
             run.stats.tokens[(game, seat)] = token
         version = 0
         for _ in range(10_000):
-            if run.past_deadline():
+            if run.past_deadline() or run.closed.is_set():
                 run.problem(f"{game} seat {seat}: the run's deadline passed")
                 return
             status, _, view = client.call(
@@ -540,6 +544,10 @@ class Run:
         self.fault: Fault | None = None
         self.expected_picks = options.games * PLAYERS * 7 * 3  # 8-card hands: 7 chosen per round
         self.fault_trigger = threading.Event()
+        # The players' time is over: they send nothing more (the checks that follow get a
+        # deadline of their own; players that went on meanwhile had picks acknowledged after
+        # their game's log was read: "lost", 2 in a full drill at load 13).
+        self.closed = threading.Event()
 
     def remaining(self) -> float:
         return self.options.deadline - (time.monotonic() - self.started)
@@ -857,12 +865,16 @@ def run_load(
         if fault_thread is not None:
             fault_thread.join(timeout=max(0.1, run.remaining() + 30))
         duration = time.monotonic() - run.started
+        run.closed.set()
+        answers_due = time.monotonic() + options.request_timeout + 5  # requests under way
+        for thread in threads:
+            thread.join(timeout=max(0.1, answers_due - time.monotonic()))
         if any(t.is_alive() for t in threads):
             run.problem(
                 f"{sum(t.is_alive() for t in threads)} clients still playing at the deadline"
             )
         run.options = replace(options, deadline=time.monotonic() - run.started + 120)  # checks
-        checker = Client(run, random.Random(0))
+        checker = Client(run, random.Random(0), player=False)
         complete = found = picks = unchosen = audits = 0
         for game in games:
             over, n, f, u, audited = check_game(run, checker, game)

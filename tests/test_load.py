@@ -15,6 +15,7 @@ from bench.load import (
     check_game,
     create_games,
     free_port,
+    play_seat,
     run_load,
 )
 
@@ -59,5 +60,25 @@ def test_a_pick_of_a_turn_not_yet_revealed_is_found_in_a_game_cut_off(
         run.acknowledge(game, view["round"], view["turn"], 0, (card,))
         over, picked, found, unchosen, _ = check_game(run, client, game)
         assert (over, picked, found, unchosen) == (False, 1, 1, 0), run.problems
+    finally:
+        server.stop()
+
+
+def test_once_the_run_is_closed_players_send_nothing_and_the_checks_still_read(
+    database_url: str, tmp_path: Path
+) -> None:
+    """The checks run after the players' time with a deadline of their own: players that went
+    on under it had picks acknowledged after their game's log was read ("lost" in a drill)."""
+    server = Server(database_url, free_port(), 1, 4, tmp_path / "server.log")
+    server.start()
+    try:
+        run = Run(Options(games=1, deadline=60), server.port)
+        (game,) = create_games(run, 1)
+        run.closed.set()
+        sent = run.stats.requests
+        play_seat(run, game, 0)  # returns at once, its join not sent
+        assert run.stats.requests == sent
+        checker = Client(run, random.Random(0), player=False)
+        assert checker.call("GET", game)[0] == 200
     finally:
         server.stop()
