@@ -19,26 +19,15 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-import pytest
-from test_ha_drill import in_ci, missing, namespaces
+from test_ha_drill import namespaces, one_cluster
 
-from bench.ha_net import NoNamespaces
 from bench.pitr_patroni import PitrOptions, drill, pitr_bootstrap, restore_script
 
 
 def test_a_point_in_time_restore_into_the_patroni_cluster(tmp_path: Path) -> None:
-    reason = missing()
-    if reason is not None:
-        if in_ci():
-            pytest.fail(f"{reason}: .ci/run installs what it needs, as root")
-        pytest.skip(reason)
     options = PitrOptions(before=1, after=1, after_restore=0, workers=1, fsync=False)
-    try:
+    with one_cluster():
         result = drill(options, log=tmp_path / "servers.log")
-    except NoNamespaces as exc:  # root, but namespaces refused (a container without NET_ADMIN)
-        if in_ci():
-            raise
-        pytest.skip(str(exc))
     print(result.summary())
     assert result.ok, result.summary()
     restored = result.restored
