@@ -34,7 +34,8 @@ import secrets
 import subprocess
 import tempfile
 import time
-from collections.abc import Hashable, Mapping
+from collections.abc import Hashable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -167,6 +168,55 @@ def step(url: str, table: str, script: Path, rate: int | None, shape: str, args:
 def ceiling(steps: list[Step], shape: str) -> float:
     """The most commits/s of ``shape`` at any rate asked: where its commits saturate."""
     return max((s.reached for s in steps if s.shape == shape), default=0.0)
+
+
+GOAL_SHARE = 0.7  # issue 40: the service's shape commits at least 0.7 of plain's rate
+Goal = tuple[str, str, str, bool]  # what, measured, goal, met (as bench/run.py's)
+
+
+@contextmanager
+def scratch_table(url: str) -> Iterator[tuple[str, Path]]:
+    """A table shaped like ``events`` for this, and the pgbench script appending to it."""
+    table = f"notify_bench_{secrets.token_hex(4)}"
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(TABLE.format(t=table))
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            script = Path(tmp) / "append.sql"
+            script.write_text(f"INSERT INTO {table} (game) VALUES (1);\n")
+            yield table, script
+    finally:
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute(f"DROP TABLE {table}; DROP FUNCTION {table}_notify()")
+
+
+def bench(url: str, pairs: int = 2, followers: int = 6, seconds: int = 5) -> list[Goal]:
+    """What `make bench` runs (issue 40's first row): unthrottled appends from 16 connections
+    with ``followers`` processes reading the log, and the same rows into the same table with
+    nobody following, alternated ``pairs`` times; the rates' ratio (``synchronous_commit=on``,
+    the server's default)."""
+    args = argparse.Namespace(listeners=followers, seconds=seconds)
+    reader: list[Step] = []
+    plain: list[Step] = []
+    print(f"\nappends, {CLIENTS} connections, {followers} log readers / nobody following:")
+    missed = 0  # rows some follower did not hear of
+    with scratch_table(url) as (table, script):
+        for _ in range(pairs):
+            before = _rows(url, table)
+            reader.append(step(url, table, script, None, "reader", args))
+            missed += followers * (_rows(url, table) - before) - reader[-1].received
+            plain.append(step(url, table, script, None, "plain", args))
+            print(f"  {reader[-1].reached:,.0f} / {plain[-1].reached:,.0f} commits/s", flush=True)
+    ratio = sum(s.reached for s in reader) / sum(s.reached for s in plain)
+    print("  every follower heard of every row:", "yes" if missed == 0 else f"no, {missed} missed")
+    what = f"append, {CLIENTS} conns / plain INSERT"
+    return [(what, f"{ratio:.2f}x", f">= {GOAL_SHARE:g}x", ratio >= GOAL_SHARE and missed == 0)]
+
+
+def _rows(url: str, table: str) -> int:
+    with psycopg.connect(url, autocommit=True) as conn:
+        row = conn.execute(f"SELECT count(*) FROM {table}").fetchone()
+    return int(row[0]) if row else 0
 
 
 def main() -> None:
