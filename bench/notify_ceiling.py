@@ -22,7 +22,10 @@ measure (goal: the service's shape at least 0.7 of ``plain``).
 
     python -m bench.notify_ceiling --url postgresql://postgres@127.0.0.1:5432/postgres
 
-``--synchronous-commit off`` shows what part of it is each commit's WAL flush.
+``--synchronous-commit off`` shows what part of it is each commit's WAL flush. ``--patroni``
+(root, Debian's patroni and etcd-server; under ``flock /work/patroni.lock`` where drills run)
+measures on the HA drill's cluster instead (bench/patroni.py: three hosts in network namespaces,
+one synchronous standby), pgbench and the followers connecting to the leader across the switch.
 """
 
 from __future__ import annotations
@@ -175,7 +178,7 @@ Goal = tuple[str, str, str, bool]  # what, measured, goal, met (as bench/run.py'
 
 
 @contextmanager
-def scratch_table(url: str) -> Iterator[tuple[str, Path]]:
+def scratch_table(url: str, synchronous_commit: str = "on") -> Iterator[tuple[str, Path]]:
     """A table shaped like ``events`` for this, and the pgbench script appending to it."""
     table = f"notify_bench_{secrets.token_hex(4)}"
     with psycopg.connect(url, autocommit=True) as conn:
@@ -183,7 +186,8 @@ def scratch_table(url: str) -> Iterator[tuple[str, Path]]:
     try:
         with tempfile.TemporaryDirectory() as tmp:
             script = Path(tmp) / "append.sql"
-            script.write_text(f"INSERT INTO {table} (game) VALUES (1);\n")
+            setting = f"SET synchronous_commit = {synchronous_commit};\n"
+            script.write_text(f"{setting}INSERT INTO {table} (game) VALUES (1);\n")
             yield table, script
     finally:
         with psycopg.connect(url, autocommit=True) as conn:
@@ -222,6 +226,12 @@ def _rows(url: str, table: str) -> int:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--url", default="postgresql://postgres@127.0.0.1:5432/postgres")
+    parser.add_argument(
+        "--patroni",
+        action="store_true",
+        help="on the HA drill's Patroni cluster instead (root: 3 hosts in network namespaces,"
+        " a synchronous standby); --url is not used",
+    )
     parser.add_argument("--listeners", type=int, default=6, help="followers (processes)")
     parser.add_argument("--seconds", type=int, default=5, help="per rate")
     parser.add_argument("--rates", default=",".join(map(str, RATES)))
@@ -233,28 +243,32 @@ def main() -> None:
         help="off: commits do not wait for their WAL flush (shows what the flush costs)",
     )
     args = parser.parse_args()
-    table = f"notify_bench_{secrets.token_hex(4)}"
-    with psycopg.connect(args.url, autocommit=True) as conn:
-        conn.execute(TABLE.format(t=table))
+    if not args.patroni:
+        measure(args.url, args)
+        return
+    from bench.ha_net import Switch
+    from bench.patroni import PatroniCluster
+
+    with Switch(3) as switch, PatroniCluster(switch) as cluster:
+        leader = cluster.wait_leader(90)
+        print(f"Patroni: leader {leader.name}, {cluster.roles()}", flush=True)
+        measure(leader.url("postgres"), args)
+
+
+def measure(url: str, args: argparse.Namespace) -> None:
+    """Every rate asked of every shape, then each unthrottled and ``plain``; the summary."""
     steps = []
     shapes = [s for s in args.shapes.split(",") if s]
-    try:
-        with tempfile.TemporaryDirectory() as tmp:
-            script = Path(tmp) / "append.sql"
-            setting = f"SET synchronous_commit = {args.synchronous_commit};\n"
-            script.write_text(f"{setting}INSERT INTO {table} (game) VALUES (1);\n")
-            for shape in shapes:
-                for rate in [int(r) for r in args.rates.split(",") if r]:
-                    steps.append(step(args.url, table, script, rate, shape, args))
-                    print(steps[-1], flush=True)
-            fast = {}
-            for shape in (*shapes, "plain"):
-                fast[shape] = step(args.url, table, script, None, shape, args)
-                steps.append(fast[shape])
+    with scratch_table(url, args.synchronous_commit) as (table, script):
+        for shape in shapes:
+            for rate in [int(r) for r in args.rates.split(",") if r]:
+                steps.append(step(url, table, script, rate, shape, args))
                 print(steps[-1], flush=True)
-    finally:
-        with psycopg.connect(args.url, autocommit=True) as conn:
-            conn.execute(f"DROP TABLE {table}; DROP FUNCTION {table}_notify()")
+        fast = {}
+        for shape in (*shapes, "plain"):
+            fast[shape] = step(url, table, script, None, shape, args)
+            steps.append(fast[shape])
+            print(steps[-1], flush=True)
     plain = fast["plain"].reached
     print(
         f"synchronous_commit={args.synchronous_commit}, {args.listeners} followers each;"

@@ -347,7 +347,9 @@ UPDATE webhook_endpoints SET
              || (%(days)s / 86400)::numeric(10, 2) || ' days: fix the endpoint, then enable it'
              || ' again (PATCH with enabled: true)'
         ELSE disabled_reason END,
-    lease_until = now() + make_interval(secs => %(lease_seconds)s)
+    lease = CASE WHEN %(release)s THEN NULL ELSE lease END,
+    lease_until = CASE WHEN %(release)s THEN NULL
+                       ELSE now() + make_interval(secs => %(lease_seconds)s) END
 WHERE id = %(id)s AND lease = %(lease)s
 RETURNING status
 """
@@ -368,9 +370,12 @@ def record(
     *,
     disable_after: float,
     lease_seconds: float,
+    release: bool = False,
 ) -> str | None:
     """Move the endpoint to ``outcome`` and log ``attempted`` (if any), in one transaction, if
-    ``lease`` still holds it; its status then (None: the lease was lost, nothing written)."""
+    ``lease`` still holds it; its status then (None: the lease was lost, nothing written).
+    ``release``: the claim ends with this record, and the lease is given up in it (one
+    transaction a message fewer than a :func:`release` after it)."""
     point = outcome.checkpoint
     params = {
         "id": endpoint.id,
@@ -387,6 +392,7 @@ def record(
         "disable": outcome.disable,
         "days": disable_after,
         "lease_seconds": lease_seconds,
+        "release": release,
     }
     with conn.transaction():
         row = conn.execute(RECORD, params).fetchone()

@@ -199,30 +199,38 @@ class Deliverer:
 
     def deliver(self, endpoint: Endpoint, lease: uuid.UUID) -> None:
         """Post what ``endpoint`` (leased to ``lease``) is owed, one message after the other,
-        while each succeeds and the lease has time for another attempt."""
+        while each succeeds and the lease has time for another attempt. The claim's last
+        record gives the lease up in its own transaction (else a release after it does)."""
         until = time.monotonic() + self.options.lease_seconds - MARGIN_SECONDS
         with self.pool.connection() as conn:
             owed = steps(conn, endpoint, self.states)
         current = _checkpoint(endpoint)  # where the endpoint is, as this claim moves it
         walked = False  # steps with nothing to send passed since the last record
         attempts = endpoint.attempts
+        released = False
         try:
-            for step in owed:
+            for index, step in enumerate(owed):
                 if step.message is None:
                     current, walked = step.after, True
                     continue
                 if time.monotonic() + self.options.timeout > until:
                     break  # not enough lease left for one more attempt: the next claim goes on
-                if self._attempt(endpoint, lease, step, current, attempts) != "next":
+                final = _past_the_rest(owed, index)
+                went, released = self._attempt(endpoint, lease, step, current, attempts, final)
+                if went != "next":
                     return  # it failed (retried later), disabled the endpoint, or lost the lease
-                current, walked, attempts = step.after, False, 0
+                current, walked, attempts = final or step.after, False, 0
+                if final is not None:
+                    break  # past every step owed, in the record that gave the lease up
             if walked:
                 with self.pool.connection() as conn:
                     outcome = Outcome(current, attempts, 0.0, False, False)
-                    self._record(conn, endpoint, lease, outcome, None)
+                    status = self._record(conn, endpoint, lease, outcome, None, release=True)
+                    released = status is not None
         finally:
-            with self.pool.connection() as conn:
-                store.release(conn, endpoint.id, lease)  # for its retry's time, not the lease's
+            if not released:
+                with self.pool.connection() as conn:
+                    store.release(conn, endpoint.id, lease)  # for its retry's time
 
     def _attempt(
         self,
@@ -231,16 +239,21 @@ class Deliverer:
         step: Step,
         before: Checkpoint,
         attempts: int,
-    ) -> str | None:
+        final: Checkpoint | None,
+    ) -> tuple[str | None, bool]:
         """One attempt of ``step``'s message and its record: "next" (delivered or given up),
-        "stop" (it will be retried later, or the endpoint is disabled), None (lease lost)."""
+        "stop" (it will be retried later, or the endpoint is disabled), None (lease lost); and
+        whether the record gave the lease up. ``final``: the message is the last one owed,
+        and once it is delivered or given up the endpoint stands there (past the steps after
+        it, which send nothing)."""
         message = step.message
         assert message is not None
         answer = self.post(endpoint, message)
         ok = answer.status is not None and 200 <= answer.status < 300
         failures = attempts + 1
+        passed = final or step.after
         if ok:
-            outcome = Outcome(step.after, 0, 0.0, True, False)
+            outcome = Outcome(passed, 0, 0.0, True, False)
             kind = "delivered"
         elif answer.status == 410:
             reason = "the endpoint answered 410 Gone: enable it again once it takes deliveries"
@@ -249,7 +262,7 @@ class Deliverer:
         else:
             delay = self.schedule.delay(failures, answer.retry_after)
             if delay is None:
-                outcome = Outcome(step.after, 0, 0.0, False, True)
+                outcome = Outcome(passed, 0, 0.0, False, True)
                 kind = "given_up"
             else:
                 outcome = Outcome(before, failures, delay, False, True)
@@ -267,11 +280,13 @@ class Deliverer:
             answer.body_head,
             answer.error,
         )
+        ends = final is not None or kind in ("gone", "failed")  # the claim's last record
         with self.pool.connection() as conn:
-            status = self._record(conn, endpoint, lease, outcome, attempted)
+            status = self._record(conn, endpoint, lease, outcome, attempted, release=ends)
         if status is None:
-            return None
-        return "next" if kind in ("delivered", "given_up") and status == "active" else "stop"
+            return None, False
+        went = "next" if kind in ("delivered", "given_up") and status == "active" else "stop"
+        return went, ends
 
     def _record(
         self,
@@ -280,6 +295,7 @@ class Deliverer:
         lease: uuid.UUID,
         outcome: Outcome,
         attempted: Attempted | None,
+        release: bool = False,
     ) -> str | None:
         return store.record(
             conn,
@@ -289,6 +305,7 @@ class Deliverer:
             attempted,
             disable_after=self.options.disable_after,
             lease_seconds=self.options.lease_seconds,
+            release=release,
         )
 
     def post(self, endpoint: Endpoint, message: Message) -> transport.Attempt:
@@ -318,6 +335,15 @@ class Deliverer:
             return
         if purged:
             log.info("webhooks: purged %d attempts older than %d days", purged, store.KEPT_DAYS)
+
+
+def _past_the_rest(owed: Sequence[Step], index: int) -> Checkpoint | None:
+    """Where the endpoint stands once ``owed[index]``'s message is done, if no step after it
+    has a message to send (it is the claim's last attempt); else None."""
+    rest = owed[index + 1 :]
+    if any(step.message is not None for step in rest):
+        return None
+    return rest[-1].after if rest else owed[index].after
 
 
 def _checkpoint(endpoint: Endpoint) -> Checkpoint:
