@@ -36,22 +36,25 @@ def _execute_pick(state: State, command: MakeMove) -> tuple[list[Event], State]:
 
     The common case (a single card from the hand, nothing else to decide, in a game without the
     dummy) is decided here in as few steps as possible: a game makes ~90 of these, and they are
-    most of a random game's instructions (issue 15). Fields are read by index (``state[_HANDS]``),
-    which costs a fraction of a named field's lookup. Anything else, and every refusal, goes
-    through ``_execute_any_pick``; tests/test_sushigo_fast_path.py checks both against deciding
-    with ``evolve`` event by event (``execute_by_evolve``)."""
+    most of a random game's instructions (issue 15). The state's fields are copied into a list
+    once (``fields``): read by index there, a field costs half of ``state[_HANDS]`` (a State is
+    a tuple subclass, which the interpreter does not specialise) and a fraction of
+    ``state.hands``, and the same list becomes the next state. Anything else, and every
+    refusal, goes through ``_execute_any_pick``; tests/test_sushigo_fast_path.py checks both
+    against deciding with ``evolve`` event by event (``execute_by_evolve``)."""
     seat, move, seed = command
-    picks = state[_PICKS]
+    fields: list[Any] = [*state]  # not list(state): a shorter call, the same list
+    picks = fields[_PICKS]
     if (
         type(move) is Pick
         and type(seat) is int
         and 0 <= seat < len(picks)
         and picks[seat] is None
-        and state[_STARTED]
-        and not state[_OVER]
+        and fields[_STARTED]
+        and not fields[_OVER]
     ):
         cards, dummy_card, wasabi, auto, by = move
-        hands = state[_HANDS]
+        hands = fields[_HANDS]
         hand = hands[seat]
         if (
             type(cards) is tuple
@@ -60,12 +63,12 @@ def _execute_pick(state: State, command: MakeMove) -> tuple[list[Event], State]:
             and wasabi is None
             and not auto
             and cards[0] in hand
-            and not state[_RULES].dummy  # type: ignore[union-attr]
+            and not fields[_RULES].dummy
         ):
-            if by is not None or state[_BOT_SEATS] or state[_TAKEN_OVER]:
+            if by is not None or fields[_BOT_SEATS] or fields[_TAKEN_OVER]:
                 check_origin(state, seat, by)  # as _check_pick would (no other check can fail)
             card = cards[0]
-            round_no, turn = state[_ROUND], state[_TURN]
+            round_no, turn = fields[_ROUND], fields[_TURN]
             if by is None:
                 data = {"seat": seat, "cards": [card], "chopsticks": False, "auto": False,
                         "round": round_no, "turn": turn}  # fmt: skip
@@ -78,13 +81,12 @@ def _execute_pick(state: State, command: MakeMove) -> tuple[list[Event], State]:
             now_picks[seat] = move
             event = _new_event(Event, (CARD_PICKED, data, 1))
             if None in now_picks:  # the turn goes on: nothing else happens yet
-                values = list(state)
-                values[_VERSION] = state[_VERSION] + 1
-                values[_HANDS] = tuple(now_hands)
-                values[_PICKS] = tuple(now_picks)
-                return [event], _new_state(State, values)
+                fields[_VERSION] += 1
+                fields[_HANDS] = tuple(now_hands)
+                fields[_PICKS] = tuple(now_picks)
+                return [event], _new_state(State, fields)
             events = [event]
-            return events, _complete_turn(state, now_hands, now_picks, events, seed)
+            return events, _complete_turn(fields, now_hands, now_picks, events, seed)
     return _execute_any_pick(state, command)
 
 
@@ -97,8 +99,10 @@ def _execute_any_pick(state: State, command: MakeMove) -> tuple[list[Event], Sta
     if None in after.picks:
         return [event], after
     events = [event]
-    # state, not after: a pick changes only the hands, picks and version _complete_turn is given
-    return events, _complete_turn(state, list(after.hands), list(after.picks), events, command.seed)
+    # state's fields, not after's: a pick changes only the hands, picks and version
+    # _complete_turn is given
+    hands, picks = list(after.hands), list(after.picks)
+    return events, _complete_turn([*state], hands, picks, events, command.seed)
 
 
 def _check_pick(state: State, command: MakeMove) -> None:
@@ -214,7 +218,7 @@ def _consequences(log: Log[State], seed: bytes) -> None:
 
 
 def _complete_turn(
-    state: State,
+    fields: list[Any],
     hands: list[tuple[str, ...]],
     picks: list[Pick | None],
     events: list[Event],
@@ -222,15 +226,16 @@ def _complete_turn(
 ) -> State:
     """What ``_consequences`` decides, on one working copy of the state's moving parts (hands,
     picks, tableaux, turn) instead of a new immutable state per event: frozen once, when a seat
-    must decide again or the round is over. ``state`` is the state before the pick that
-    completed the turn (its other fields hold); ``hands`` and ``picks`` include that pick, whose
-    event is already (and alone) in ``events``; the events that follow are appended to it."""
-    rules: Rules = state.rules  # type: ignore[assignment]
+    must decide again or the round is over. ``fields`` are the fields of the state before the
+    pick that completed the turn (its other fields hold), a list this fills in and makes the
+    state after; ``hands`` and ``picks`` include that pick, whose event is already (and alone)
+    in ``events``; the events that follow are appended to it."""
+    rules: Rules = fields[_RULES]
     players, dummy = rules.players, rules.dummy
     waits = rules.last_card_waits
-    tableaux = list(state.tableaux)
-    pile = state.dummy_pile
-    round_no, turn, turns_played = state.round, state.turn, state.turns_played
+    tableaux = list(fields[_TABLEAUX])
+    pile = fields[_DUMMY_PILE]
+    round_no, turn, turns_played = fields[_ROUND], fields[_TURN], fields[_TURNS_PLAYED]
     passes_left = rules.passes_left(round_no)
     append = events.append
     while True:
@@ -263,11 +268,10 @@ def _complete_turn(
             picks[seat] = _new_pick(Pick, ((card,), None, None, True, None))
         if None in picks:
             break
-    values = list(state)
-    values[_VERSION] = state.version + len(events)
-    values[_TURN], values[_TURNS_PLAYED], values[_DUMMY_PILE] = turn, turns_played, pile
-    values[_HANDS], values[_PICKS], values[_TABLEAUX] = tuple(hands), tuple(picks), tuple(tableaux)
-    after: State = tuple.__new__(State, values)
+    fields[_VERSION] += len(events)
+    fields[_TURN], fields[_TURNS_PLAYED], fields[_DUMMY_PILE] = turn, turns_played, pile
+    fields[_HANDS], fields[_PICKS], fields[_TABLEAUX] = tuple(hands), tuple(picks), tuple(tableaux)
+    after: State = _new_state(State, fields)
     if not round_over:
         return after
     log = Log(after, evolve)
