@@ -5,6 +5,8 @@ another network too when it sent an ``Idempotency-Secret``."""
 
 from __future__ import annotations
 
+import operator
+import random
 import secrets
 import uuid
 from collections.abc import Iterator
@@ -16,7 +18,15 @@ from flask.testing import FlaskClient
 from psycopg_pool import ConnectionPool
 
 from service.http.app import create_app
-from service.http.idempotency import Keyed, random_enough
+from service.http.idempotency import (
+    _BASE64URL_ORDER,
+    _EQUAL_RUN,
+    _HEX_ORDER,
+    Keyed,
+    _patterned,
+    _sequences,
+    random_enough,
+)
 
 KEY, SECRET, REPLAYED = "Idempotency-Key", "Idempotency-Secret", "Idempotent-Replayed"
 PHONE_WIFI, PHONE_MOBILE, GUESSER = "192.0.2.10", "198.51.100.7", "203.0.113.66"
@@ -190,3 +200,24 @@ def test_random_keys_pass() -> None:
     for _ in range(20000):
         for key in (str(uuid.uuid4()), secrets.token_urlsafe(16), secrets.token_hex(16)):
             assert random_enough(key), key
+
+
+def test_the_repeat_check_counts_as_the_plain_loop_does() -> None:
+    """``_patterned`` counts repeats on integers (a keyed request's cost): the same verdict as
+    comparing each character with the one a period on, for random and repeating texts of every
+    length, in both orders, ASCII or not."""
+
+    def plain(text: str, order: str) -> bool:
+        if _EQUAL_RUN.search(text) or any(run in text for run in _sequences(order)):
+            return True
+        return any(sum(map(operator.eq, text, text[p:])) * 2 > len(text) - p for p in range(2, 9))
+
+    rng = random.Random(40)
+    alphabets = (_HEX_ORDER, _BASE64URL_ORDER, "ab", "abc", "aé1")
+    for _ in range(20000):
+        alphabet, length = rng.choice(alphabets), rng.randint(0, 40)
+        block = "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 9)))
+        repeating = "".join(c if rng.random() > 0.1 else rng.choice(alphabet) for c in block * 45)
+        for text in (repeating[:length], "".join(rng.choice(alphabet) for _ in range(length))):
+            for order in (_HEX_ORDER, _BASE64URL_ORDER):
+                assert _patterned(text, order) == plain(text, order), (text, order)

@@ -62,10 +62,13 @@ def _plan(schema: Schema) -> Dump:
         if type(value) is not dict:
             return schema.dump(value, many=False)
         out = {}
-        for name, key, out_key, formatted, field, absent_skips in steps:
+        for name, key, out_key, formatted, field, absent_skips, kept in steps:
             item = value.get(key, missing) if key is not None else missing
             if item is not missing:
-                out[out_key] = formatted(item, name, value)
+                # A value its field gives back as it is (most of a view's ~90: raw values,
+                # ints, strings) is kept without calling the formatting: a Python call per
+                # field was a third of the dump (callgrind).
+                out[out_key] = item if type(item) in kept else formatted(item, name, value)
             elif not absent_skips:  # marshmallow's own way: defaults, attributes, dotted keys
                 item = field.serialize(name, value, accessor=schema.get_attribute)
                 if item is not missing:
@@ -77,15 +80,41 @@ def _plan(schema: Schema) -> Dump:
 
 def _step(
     schema: Schema, name: str, field: fields.Field
-) -> tuple[str, str | None, str, Format, fields.Field, bool]:
+) -> tuple[str, str | None, str, Format, fields.Field, bool, frozenset[type]]:
     """How to dump one field of a dict: its name, the key to read (None: ask marshmallow), the
-    key to write, the formatting, the field, and whether an absent key leaves the field out (as
-    ``get_value`` finds no attribute of that name on a dict, and there is no default)."""
+    key to write, the formatting, the field, whether an absent key leaves the field out (as
+    ``get_value`` finds no attribute of that name on a dict, and there is no default), and the
+    types of value the formatting gives back as they are (:func:`_kept`)."""
     key = name if field.attribute is None else field.attribute
     direct = field._CHECK_ATTRIBUTE and "." not in key
     out_key = field.data_key if field.data_key is not None else name
     absent_skips = direct and field.dump_default is missing and not hasattr(dict, key)
-    return name, key if direct else None, out_key, _format(field), field, absent_skips
+    formatted = _format(field)
+    return name, key if direct else None, out_key, formatted, field, absent_skips, _kept(field)
+
+
+_NOTHING_KEPT: frozenset[type] = frozenset()
+
+
+def _kept(field: fields.Field) -> frozenset[type]:
+    """The exact types of value that :func:`_format`'s formatting of ``field`` returns unchanged,
+    so the dump may keep them without calling it: every type for a field that formats nothing
+    (an empty set stands for none here, so those keep their call: the common ones are listed),
+    ``int`` for an integer field, ``str`` for a string field (and None for both); none for the
+    others."""
+    serialize = type(field)._serialize
+    if serialize is fields.Field._serialize:  # Boolean, Raw...: the value as is
+        return frozenset({bool, int, str, type(None)})
+    if (
+        isinstance(field, fields.Number)
+        and serialize is fields.Number._serialize
+        and field.num_type is int
+        and not field.as_string
+    ):
+        return frozenset({int, type(None)})  # Number._serialize gives None for None
+    if serialize is fields.String._serialize:
+        return frozenset({str, type(None)})  # and String's too
+    return _NOTHING_KEPT
 
 
 def _format(field: fields.Field) -> Format:
@@ -115,11 +144,13 @@ def _format(field: fields.Field) -> Format:
 
 
 def _list_format(field: fields.List) -> Format:
-    inner = _format(field.inner)
+    inner, kept = _format(field.inner), _kept(field.inner)
 
     def formatted(value: Any, attr: str | None, obj: Any) -> Any:
         if value is None:
             return None
+        if kept and kept.issuperset(map(type, value)):  # a hand: strings kept as they are
+            return list(value)
         return [inner(each, attr, obj) for each in value]
 
     return formatted
@@ -143,10 +174,18 @@ def _mapping_format(field: fields.Mapping) -> Format:
     if field.mapping_type is not dict or field.key_field is None or field.value_field is None:
         return field._serialize
     key, item = _format(field.key_field), _format(field.value_field)
+    keys_kept, items_kept = _kept(field.key_field), _kept(field.value_field)
 
     def formatted(value: Any, attr: str | None, obj: Any) -> Any:
         if value is None:
             return None
+        if (
+            keys_kept
+            and items_kept
+            and keys_kept.issuperset(map(type, value))
+            and items_kept.issuperset(map(type, value.values()))
+        ):  # counts by card: kept as they are, as in a list
+            return dict(value)
         return {key(k, None, None): item(v, None, None) for k, v in value.items()}
 
     return formatted

@@ -120,11 +120,32 @@ def _patterned(text: str, order: str) -> bool:
     substrings and ``map``; a loop over the characters cost a keyed request 20 us.)"""
     if _EQUAL_RUN.search(text) or any(run in text for run in _sequences(order)):
         return True
-    for period in range(2, 9):
-        same = sum(map(operator.eq, text, text[period:]))
-        if same * 2 > len(text) - period:
+    if not text.isascii():
+        return any(_same(text, period) * 2 > len(text) - period for period in _PERIODS)
+    # The same count, on integers: the text's bytes as one number, its first n - period bytes
+    # XOR its last n - period, whose zero bytes are the characters equal to the one a period
+    # on. The loop over map(operator.eq) cost a keyed request 81,000 instructions of its
+    # 129,000 for the key (callgrind); this costs about a tenth.
+    raw = text.encode("ascii")
+    whole = int.from_bytes(raw, "big")
+    for period in _PERIODS:
+        width = len(raw) - period
+        if width <= 0:
+            if width < 0:  # no pair at all: 0 matches, more than half of a negative count
+                return True
+            continue
+        first, last = whole >> (8 * period), whole & ((1 << (8 * width)) - 1)
+        if (first ^ last).to_bytes(width, "big").count(0) * 2 > width:
             return True
     return False
+
+
+_PERIODS = range(2, 9)  # the lengths of a repeated block looked for
+
+
+def _same(text: str, period: int) -> int:
+    """How many characters of ``text`` equal the one ``period`` after them."""
+    return sum(map(operator.eq, text, text[period:]))
 
 
 _EQUAL_RUN = re.compile(r"(.)\1{" + str(LONGEST_RUN) + "}", re.DOTALL)

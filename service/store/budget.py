@@ -129,20 +129,35 @@ def session(pool: ConnectionPool, watchdog: Watchdog) -> Iterator[psycopg.Connec
         raise StoreUnavailable("the request's time budget is spent", "statement")
     guard: Guard | None = None
     try:
-        with pool.connection(timeout=min(db.connection_timeout(pool), left)) as conn:
+        # getconn/putconn, not pool.connection(): that one also enters the connection's own
+        # context, whose exit commits (rolls back on an error): nothing to do on these
+        # autocommit connections, whose transactions are conn.transaction() blocks closed by
+        # then, yet it took the connection's lock and a wait, and with the context managers
+        # below nested as generators a session cost 155,000 instructions on top of its
+        # statements (callgrind). A connection given back in a transaction all the same is
+        # rolled back by the pool (putconn), a broken one replaced, as before.
+        conn = pool.getconn(timeout=min(db.connection_timeout(pool), left))
+        try:
             db.note_reachable(pool)
             try:
                 # The guard first: setting a short lock_timeout is a statement too, and a
                 # connection whose network went silent must not hold it past the deadline.
-                with (
-                    watchdog.guard(conn, until) as guard,
-                    _lock_wait_within(conn, until, watchdog.lock_timeout),
-                ):
-                    yield conn
+                guard = watchdog.watch(conn, until)
+                try:
+                    shortened = _shorten_lock_wait(conn, until, watchdog.lock_timeout)
+                    try:
+                        yield conn
+                    finally:
+                        if shortened:
+                            _restore_lock_wait(conn)
+                finally:
+                    watchdog.unwatch(guard, conn)
             except errors.LockNotAvailable as exc:
                 raise StoreUnavailable(str(exc), _lock_cause(conn)) from exc
             if guard.cause == "standby":  # committed here, not confirmed by the standby
                 raise StoreUnavailable("the synchronous standby did not confirm", "standby")
+        finally:
+            pool.putconn(conn)
     except PoolTimeout as exc:
         raise StoreUnavailable(str(exc), _pool_cause(pool)) from exc
     except errors.QueryCanceled as exc:
@@ -154,28 +169,27 @@ def session(pool: ConnectionPool, watchdog: Watchdog) -> Iterator[psycopg.Connec
         raise unavailable(exc) from exc
 
 
-@contextlib.contextmanager
-def _lock_wait_within(
-    conn: psycopg.Connection[Any], until: float, lock_timeout: float
-) -> Iterator[None]:
+def _shorten_lock_wait(conn: psycopg.Connection[Any], until: float, lock_timeout: float) -> bool:
     """A request left with less time than the session's lock_timeout (it waited for the pool)
-    gets a lock_timeout of what it has left, for as long as it holds the connection: the
-    server then ends its lock waits on time by itself. (The watchdog would too, but one round
-    trip after another when many such requests queue behind a lock.)"""
+    gets a lock_timeout of what it has left, for as long as it holds the connection (True:
+    :func:`_restore_lock_wait` when it gives it back): the server then ends its lock waits on
+    time by itself. (The watchdog would too, but one round trip after another when many such
+    requests queue behind a lock.) Plain functions, not a context manager: every session
+    passes here, and almost none sets anything."""
     left = until - monotonic()
     if left <= MIN_SECONDS:
         raise StoreUnavailable("the request's time budget is spent", "pool")
     if left >= lock_timeout:
-        yield
-        return
+        return False
     conn.execute("SELECT set_config('lock_timeout', %s, false)", (f"{int(left * 1000)}ms",))
+    return True
+
+
+def _restore_lock_wait(conn: psycopg.Connection[Any]) -> None:
     try:
-        yield
-    finally:
-        try:
-            conn.execute("RESET lock_timeout")  # the session's own, as it connected
-        except psycopg.Error:
-            conn.close()  # never back to the pool with a short timeout: the pool drops it
+        conn.execute("RESET lock_timeout")  # the session's own, as it connected
+    except psycopg.Error:
+        conn.close()  # never back to the pool with a short timeout: the pool drops it
 
 
 # Commits wait for a synchronous standby now, or will: one is required and none is connected.
@@ -243,6 +257,7 @@ class Guard:
     reached: bool = False
     severed: bool = False
     done: bool = False
+    request: bool = False  # the request's, shared by its sessions (else one session's own)
     lock: threading.Lock = field(default_factory=threading.Lock)  # held while cancelling
     state: threading.Lock = field(default_factory=threading.Lock)  # conn, done and severed
 
@@ -287,33 +302,37 @@ class Watchdog:
         self._observer: psycopg.Connection[Any] | None = None
         self._helping_since: float | None = None  # a batch of cancels is running since then
 
-    @contextlib.contextmanager
-    def guard(self, conn: psycopg.Connection[Any], deadline: float) -> Iterator[Guard]:
-        """``conn`` watched until the block ends: by the request's guard (queued once, at its
-        first session), or by one of its own outside a request (or nested in another)."""
+    def watch(self, conn: psycopg.Connection[Any], deadline: float) -> Guard:
+        """``conn`` watched until :meth:`unwatch`: by the request's guard (queued once, at its
+        first session), or by one of its own outside a request (or nested in another). Two
+        plain calls rather than a context manager (and no ExitStack): every session passes
+        here, and the generators cost more than the guard's own work."""
         guard = _guard.get()
         shared = guard is not None and guard.watchdog is self and guard.deadline == deadline
         if guard is None or not shared or guard.conn is not None or guard.done:
             shared = guard is None and _deadline.get() is not None
-            guard = Guard(deadline, self)
+            guard = Guard(deadline, self, request=shared)
             if shared:
                 _guard.set(guard)  # the request's: its later sessions share it
             self._queue(guard, deadline)
         with guard.state:
             guard.conn, guard.cause, guard.reached, guard.severed = conn, None, False, False
+        return guard
+
+    def unwatch(self, guard: Guard, conn: psycopg.Connection[Any]) -> None:
+        """The session is done with ``conn``. Not while it is being cancelled (the pool must not
+        reuse it yet), unless it was severed: then it is closed here, and no other request
+        ever gets it."""
+        held = not guard.severed and guard.lock.acquire()
         try:
-            yield guard
+            with guard.state:
+                guard.conn = None
+                guard.done = guard.done or not guard.request
         finally:
-            # Not while it is being cancelled (the pool must not reuse it yet), unless it was
-            # severed: then it is closed here, and no other request ever gets it.
-            with contextlib.ExitStack() as stack:
-                if not guard.severed:
-                    stack.enter_context(guard.lock)
-                with guard.state:
-                    guard.conn = None
-                    guard.done = guard.done or not shared
-            if guard.severed:
-                conn.close()
+            if held:
+                guard.lock.release()
+        if guard.severed:
+            conn.close()
 
     def _queue(self, guard: Guard, at: float) -> None:
         with self._lock:

@@ -175,8 +175,10 @@ def view_json(loaded: Loaded, seat: int | None) -> str:
     in this process. It is the same every time (the state at a version, the deadline row of
     its turn and the game's visibility never change), and a seat polling a game that has not
     moved asks for it again and again."""
-    cache: Recent[tuple[UUID, int, int | None], str]
-    cache = current_app.extensions.setdefault(_VIEWS, Recent(VIEWS_KEPT))
+    cache: Recent[tuple[UUID, int, int | None], str] | None
+    cache = current_app.extensions.get(_VIEWS)
+    if cache is None:  # not setdefault(_VIEWS, Recent(...)): that built a cache every call
+        cache = current_app.extensions.setdefault(_VIEWS, Recent(VIEWS_KEPT))
     key = (loaded.id, loaded.version, seat)
     encoded = cache.get(key)
     if encoded is None:
