@@ -11,6 +11,7 @@ import threading
 import time
 
 import psycopg
+from patience import scaled
 from psycopg.conninfo import conninfo_to_dict
 from tcp_proxy import tcp_proxy
 
@@ -94,6 +95,8 @@ def test_a_pool_reconnects_soon_after_its_database_is_back(database_url: str) ->
                 conn.execute("SELECT 1")
             took = time.monotonic() - back
             print(f"connected {took:.2f} s after the database was back")
-            assert took < db.RECONNECT_SECONDS + 0.5
+            # The margin grows with the machine's load (a loaded CI failed it at 0.5 s) but stays
+            # below what psycopg_pool alone would take here (its next try 3.8 s after this).
+            assert took < db.RECONNECT_SECONDS + min(scaled(0.5), 2.5)
         finally:
             pool.close()
