@@ -409,6 +409,8 @@ def latency_and_cost(url: str, args: argparse.Namespace) -> dict[str, Any]:
             meter.mark("without")
             busy = play_paced(base, hooked, args.picks, args.spread)
             meter.mark("with")
+            if not bare or not busy:
+                break  # the games are over (27 picks each): more rounds need more --games
             pairs.append((percentile(bare, 0.5), percentile(busy, 0.5)))
             without, with_endpoints = without + bare, with_endpoints + busy
         owed = sum(g.picks for g in hooked) * args.per_game
@@ -435,6 +437,7 @@ def latency_and_cost(url: str, args: argparse.Namespace) -> dict[str, Any]:
         "pick p50 ms per round (without, with)": [
             (round(1000 * a, 2), round(1000 * b, 2)) for a, b in pairs
         ],
+        "rounds played": len(pairs),
         "pick p50 ratio per round": [round(r, 3) for r in ratios],
         "pick p50 ratio, median of rounds": round(statistics.median(ratios), 3),
         "pick p50 ms without endpoints (pooled)": round(1000 * percentile(without, 0.5), 2),
