@@ -48,6 +48,9 @@ APP_CONFIG = {"CARDROOM_CLOCK_INTERVAL": 0, "STREAM_SECONDS": HOLD_SECONDS}
 # The game every stateful scenario starts from (run_stateful).
 STARTING_GAME = {"game": "sushi-go", "players": 2}
 JSON = "application/json"
+# How many times a stateful walk cut short by Hypothesis's FlakyStrategyDefinition is resumed
+# with the scenarios it had left.
+FLAKY_RESUMES = 2
 
 
 def load_schema(app: Flask) -> schemathesis.schemas.BaseSchema:
@@ -75,6 +78,7 @@ class Stats:
     requests: int = 0
     failures: list[str] = field(default_factory=list)
     flaky_runs: int = 0
+    scenarios: int = 0  # stateful scenarios begun
     reached: int = 0  # answers about a real game (2xx under /games/{game_id}): links followed
 
 
@@ -95,6 +99,7 @@ def run_stateful(
             points, most answering 401 or refusing a generated body, and whether it ever
             followed a link from a game it created turned on its draws (a run went from
             reaching games to reaching none with no change to the code)."""
+            stats.scenarios += 1
             case = schema["/games"]["POST"].Case(body=dict(STARTING_GAME), media_type=JSON)
             self.recorder.record_case(case=case)
             self._add_results_to_targets((), [self._step(StepInput.initial(case))])
@@ -111,12 +116,20 @@ def run_stateful(
             except (Exception, FailureGroup) as exc:  # recorded, not raised: count them all
                 stats.failures.append(f"{case.method} {case.formatted_path}: {exc}"[:2000])
 
-    try:
-        _run_machine(Machine, max_examples, max_steps, seed)
-    except FlakyStrategyDefinition:
-        # Hypothesis replays a scenario and finds the API's answers (new ids, tokens) changed
-        # what it could draw: a limit of stateful testing against a live service, not a failure.
-        stats.flaky_runs += 1
+    for attempt in range(1 + FLAKY_RESUMES):
+        left = max_examples - stats.scenarios
+        if left <= 0:
+            break
+        try:
+            # A resumed walk draws afresh (seed != 0 is not derandomized): the derandomized
+            # one would replay the draws that were cut short.
+            _run_machine(Machine, left, max_steps, seed + attempt)
+            break
+        except FlakyStrategyDefinition:
+            # Hypothesis replays a scenario and finds the API's answers (new ids, tokens)
+            # changed what it could draw: a limit of stateful testing against a live service,
+            # not a failure. It ends the walk; the scenarios left are walked again.
+            stats.flaky_runs += 1
     return stats
 
 
