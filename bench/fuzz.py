@@ -1,6 +1,7 @@
 """Fuzz the API from its contract: schemathesis generates requests from openapi.yaml (valid and
 invalid ones), sends them to the app, and checks every answer (no 5xx; status, content type and
-body as documented). Stateful runs follow the spec's links (create → join → move, ...).
+body as documented). Stateful runs follow the spec's links (create → join → move, ...), each
+scenario from a game it creates first (``run_stateful``).
 
     python -m bench.fuzz [--requests 10000] [--seed 0]
 
@@ -78,7 +79,7 @@ class Stats:
     requests: int = 0
     failures: list[str] = field(default_factory=list)
     flaky_runs: int = 0
-    scenarios: int = 0  # stateful scenarios begun
+    scenarios: int = 0  # stateful scenarios begun (Hypothesis begins some it does not count)
     reached: int = 0  # answers about a real game (2xx under /games/{game_id}): links followed
 
 
