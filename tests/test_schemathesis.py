@@ -13,6 +13,7 @@ from collections.abc import Iterator
 import dbsupport
 import pytest
 import schemathesis
+from hypothesis.errors import FlakyStrategyDefinition
 from psycopg_pool import ConnectionPool
 
 from bench import fuzz
@@ -52,3 +53,21 @@ def test_stateful(spec: schemathesis.schemas.BaseSchema) -> None:
     stats = fuzz.run_stateful(spec, max_examples=25, max_steps=15)
     assert stats.requests > 0 and stats.failures == [], "\n".join(stats.failures[:3])
     assert stats.reached > 0, "no linked request reached a game: are openapi.yaml's links right?"
+
+
+def test_a_walk_cut_short_is_resumed(
+    spec: schemathesis.schemas.BaseSchema, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A walk that Hypothesis ends with FlakyStrategyDefinition is walked again with the
+    scenarios left, drawn afresh (seed 0 is the derandomized walk), at most FLAKY_RESUMES
+    times."""
+    calls: list[tuple[int, int]] = []
+
+    def cut_short(machine: object, max_examples: int, max_steps: int, seed: int) -> None:
+        calls.append((max_examples, seed))
+        raise FlakyStrategyDefinition("the API's answers changed what could be drawn")
+
+    monkeypatch.setattr(fuzz, "_run_machine", cut_short)
+    stats = fuzz.run_stateful(spec, max_examples=25, max_steps=15)
+    assert calls == [(25, seed) for seed in range(1 + fuzz.FLAKY_RESUMES)]
+    assert stats.flaky_runs == 1 + fuzz.FLAKY_RESUMES
